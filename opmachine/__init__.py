@@ -1,0 +1,1 @@
+"""Operator-machine queueing model of BFS (seed 003). Not implemented yet: see DESIGN.md."""

@@ -1,0 +1,184 @@
+"""The `simdmodel` command line: `analyze`, `graph info`, `graph convert`.
+
+User mistakes (bad files, options, ids) print one line `simdmodel: error: ...` and exit 2; output
+files are written atomically, so a failed run leaves none behind. Heavy modules load lazily.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+DEFAULT_SPEC = "rmat:scale=16,ef=16,seed=1"
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad option on one line instead of usage plus message."""
+
+    def error(self, message):
+        sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
+        sys.exit(EXIT_USAGE)
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one integer")
+    return values
+
+
+def _name_list(text: str) -> list[str]:
+    names = [part.strip().lower() for part in text.split(",") if part.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected at least one name")
+    return names
+
+
+def _graph_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("graph loading")
+    group.add_argument("--undirected", action="store_true", help="store every edge in both directions")
+    group.add_argument("--drop-self-loops", action="store_true", help="drop edges v -> v")
+    group.add_argument("--drop-duplicates", action="store_true", help="keep only the first copy of a repeated edge")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quiet", action="store_true", help="no progress bars or notes on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="simdmodel",
+        description="SIMD lane efficiency of GPU BFS work mappings (UA / UR / ME), from a graph file "
+        "or generator spec such as rmat:scale=20,ef=16.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    analyze = commands.add_parser("analyze", help="lane accounting per mapping strategy")
+    analyze.add_argument("spec", nargs="?", default=DEFAULT_SPEC,
+                         help=f"graph file or generator spec (default {DEFAULT_SPEC})")
+    sources = analyze.add_mutually_exclusive_group()
+    sources.add_argument("--source", type=int, help="one BFS source vertex")
+    sources.add_argument("--sources", type=int, default=10,
+                         help="number of seeded random sources with out-degree > 0 (default 10, as seed 000)")
+    analyze.add_argument("--seed", type=int, default=1, help="seed for picking sources (default 1)")
+    analyze.add_argument("--group-sizes", type=_int_list, default=[1, 2, 4, 8, 16, 32],
+                         help="group sizes S for the group strategy (default 1,2,4,8,16,32)")
+    analyze.add_argument("--strategies", type=_name_list, default=["group", "ws", "scan"],
+                         help="strategies to account (default group,ws,scan)")
+    analyze.add_argument("--cta-size", type=int, default=256, help="CTA size C for scan (default 256)")
+    analyze.add_argument("--order", choices=["sorted", "discovery"], default="sorted",
+                         help="frontier order (default sorted)")
+    analyze.add_argument("--per-level", action="store_true", help="one row per level (and source)")
+    analyze.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    analyze.add_argument("--out", help="write to this file instead of stdout")
+    _graph_options(analyze)
+    _common(analyze)
+
+    graph = commands.add_parser("graph", help="graph utilities")
+    graph_commands = graph.add_subparsers(dest="graph_command", required=True, parser_class=_Parser)
+    info = graph_commands.add_parser("info", help="size, degree statistics, average search depth")
+    info.add_argument("spec", help="graph file or generator spec")
+    info.add_argument("--sources", type=int, default=0,
+                      help="average BFS depth over this many seeded random sources (default: skip)")
+    info.add_argument("--seed", type=int, default=1)
+    info.add_argument("--format", choices=["table", "json"], default="table")
+    _graph_options(info)
+    _common(info)
+
+    convert = graph_commands.add_parser("convert", help="save a graph as native .npz")
+    convert.add_argument("spec", help="graph file or generator spec")
+    convert.add_argument("out", help="output .npz path")
+    _graph_options(convert)
+    _common(convert)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from .errors import InputError
+
+    try:
+        if args.command == "analyze":
+            return _run_analyze(args)
+        if args.graph_command == "info":
+            return _run_info(args)
+        return _run_convert(args)
+    except InputError as error:
+        sys.stderr.write(f"simdmodel: error: {error}\n")
+        return EXIT_USAGE
+    except OSError as error:
+        where = f"{error.filename}: " if getattr(error, "filename", None) else ""
+        sys.stderr.write(f"simdmodel: error: {where}{error.strerror or error}\n")
+        return EXIT_USAGE
+    except MemoryError:
+        sys.stderr.write("simdmodel: error: out of memory (try a smaller graph)\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("simdmodel: interrupted\n")
+        return 130
+
+
+def _progress(args) -> bool:
+    return not args.quiet and sys.stderr.isatty()
+
+
+def _load(args):
+    from .load import load_graph
+
+    return load_graph(args.spec, undirected=args.undirected, drop_self_loops=args.drop_self_loops,
+                      drop_duplicates=args.drop_duplicates)
+
+
+def _run_analyze(args) -> int:
+    from . import render
+    from .frontier import check_source, pick_sources
+    from .strategies import mappings
+    from .warpsim import analyze
+
+    chosen = mappings(args.strategies, args.group_sizes, args.cta_size)
+    if args.out:
+        render.check_writable(args.out)
+    graph = _load(args)
+    if args.source is not None:
+        sources = [check_source(graph, args.source)]
+    else:
+        sources = pick_sources(graph, args.sources, args.seed)
+    result = analyze(graph, sources, chosen, args.order, progress=_progress(args))
+    text = render.render_analysis(result, args.format, args.per_level, cta_size=args.cta_size)
+    render.emit(text, args.out)
+    return 0
+
+
+def _run_info(args) -> int:
+    from . import render
+    from .stats import graph_info
+
+    graph = _load(args)
+    info = graph_info(graph, sources=args.sources, seed=args.seed, progress=_progress(args))
+    if args.format == "json":
+        render.emit(json.dumps(info, indent=2) + "\n", None)
+    else:
+        render.emit(render.render_info(info), None)
+    return 0
+
+
+def _run_convert(args) -> int:
+    from .readers import write_npz
+
+    if not args.out.endswith(".npz"):
+        from .errors import InputError
+
+        raise InputError(f"{args.out}: output must end in .npz")
+    graph = _load(args)
+    write_npz(graph, args.out)
+    if not args.quiet:
+        sys.stderr.write(f"wrote {args.out} (n={graph.n}, m={graph.m})\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""BFS levels and per-level frontiers in the order a kernel would walk them (DESIGN.md "Frontier").
+
+`sorted` (ascending vertex id, what a bitmask-then-compact kernel produces, seed 000 §5.1) and
+`discovery` (the queue order of a serial FIFO BFS, what an atomic-queue kernel approximates).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .errors import InputError
+from .graph import CSRGraph
+
+ORDERS = ("sorted", "discovery")
+
+
+@numba.njit(cache=True)
+def bfs_queue(indptr, indices, source):
+    """Serial FIFO BFS. Returns (level per vertex, -1 if unreached; the queue; vertices reached)."""
+    n = indptr.size - 1
+    levels = np.full(n, -1, dtype=np.int32)
+    queue = np.empty(n, dtype=np.int32)
+    levels[source] = 0
+    queue[0] = source
+    head = 0
+    tail = 1
+    while head < tail:
+        u = queue[head]
+        head += 1
+        next_level = levels[u] + 1
+        for k in range(indptr[u], indptr[u + 1]):
+            v = indices[k]
+            if levels[v] < 0:
+                levels[v] = next_level
+                queue[tail] = v
+                tail += 1
+    return levels, queue, tail
+
+
+@numba.njit(cache=True)
+def _level_ptr_of_queue(levels, queue, reached):
+    depth = levels[queue[reached - 1]] + 1
+    level_ptr = np.zeros(depth + 1, dtype=np.int64)
+    for i in range(reached):
+        level_ptr[levels[queue[i]] + 1] += 1
+    for level in range(depth):
+        level_ptr[level + 1] += level_ptr[level]
+    return level_ptr
+
+
+@numba.njit(cache=True)
+def _sorted_frontiers(levels, level_ptr):
+    # Counting sort by level; scanning ids upwards leaves each level in ascending id order.
+    cursor = level_ptr[:-1].copy()
+    vertices = np.empty(level_ptr[-1], dtype=np.int32)
+    for v in range(levels.size):
+        level = levels[v]
+        if level >= 0:
+            vertices[cursor[level]] = v
+            cursor[level] += 1
+    return vertices
+
+
+@numba.njit(cache=True)
+def _edge_frontier_sizes(indptr, vertices, level_ptr):
+    sizes = np.zeros(level_ptr.size - 1, dtype=np.int64)
+    for level in range(sizes.size):
+        total = 0
+        for i in range(level_ptr[level], level_ptr[level + 1]):
+            v = vertices[i]
+            total += indptr[v + 1] - indptr[v]
+        sizes[level] = total
+    return sizes
+
+
+@dataclass(frozen=True, eq=False)
+class Frontiers:
+    """All frontiers of one BFS: `vertices[level_ptr[L]:level_ptr[L+1]]` is level L in `order`."""
+
+    source: int
+    order: str
+    levels: np.ndarray
+    vertices: np.ndarray
+    level_ptr: np.ndarray
+
+    @property
+    def depth(self) -> int:
+        """Number of BFS levels (non-empty frontiers), the source's level 0 included."""
+        return self.level_ptr.size - 1
+
+    @property
+    def reached(self) -> int:
+        """Vertices reached from the source, the source included."""
+        return int(self.level_ptr[-1])
+
+    def frontier(self, level: int) -> np.ndarray:
+        """Vertices of `level` in this object's order."""
+        return self.vertices[self.level_ptr[level] : self.level_ptr[level + 1]]
+
+    def vertex_frontier_sizes(self) -> np.ndarray:
+        """Vertices per level."""
+        return np.diff(self.level_ptr)
+
+    def edge_frontier_sizes(self, graph: CSRGraph) -> np.ndarray:
+        """Sum of out-degrees of each level's vertices (seed 000 §3.2, Fig. 2)."""
+        return _edge_frontier_sizes(graph.indptr, self.vertices, self.level_ptr)
+
+
+def check_source(graph: CSRGraph, source: int) -> int:
+    """Return `source` as int if it is a vertex with out-degree > 0, else raise InputError."""
+    if not 0 <= int(source) < graph.n:
+        raise InputError(f"source {source} outside 0..{graph.n - 1}")
+    source = int(source)
+    if graph.indptr[source + 1] == graph.indptr[source]:
+        raise InputError(f"source {source} is isolated (out-degree 0); pick another")
+    return source
+
+
+def bfs(graph: CSRGraph, source: int, order: str = "sorted") -> Frontiers:
+    """Run BFS from `source` and return its frontiers in `order` ("sorted" or "discovery")."""
+    if order not in ORDERS:
+        raise InputError(f"unknown frontier order {order!r} (choose from {', '.join(ORDERS)})")
+    source = check_source(graph, source)
+    levels, queue, reached = bfs_queue(graph.indptr, graph.indices, source)
+    level_ptr = _level_ptr_of_queue(levels, queue, reached)
+    if order == "discovery":
+        vertices = queue[:reached].copy()
+    else:
+        vertices = _sorted_frontiers(levels, level_ptr)
+    return Frontiers(source, order, levels, vertices, level_ptr)
+
+
+def pick_sources(graph: CSRGraph, count: int, seed: int) -> np.ndarray:
+    """`count` distinct pseudo-random vertices with out-degree > 0 (seed 000 §5.1 uses 10).
+
+    Fewer are returned if the graph has fewer such vertices.
+    """
+    if count < 1:
+        raise InputError(f"--sources must be at least 1, got {count}")
+    candidates = np.flatnonzero(graph.degrees() > 0)
+    if candidates.size == 0:
+        raise InputError("graph has no edges: no source with out-degree > 0")
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(candidates, size=min(count, candidates.size), replace=False)
+    return chosen.astype(np.int64)

@@ -1,0 +1,250 @@
+"""CSRGraph, the graph every module shares, and the one builder that turns edge lists into it.
+
+DESIGN.md "Graph": `indptr` int64 of length n+1, `indices` int32 of length m, out-edges of v in
+file order; undirected inputs are stored with both directions (a self loop once); self loops and
+duplicate edges are kept unless asked otherwise, and the builder reports how many it saw.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+from .errors import InputError
+
+INDEX_LIMIT = np.iinfo(np.int32).max
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    """What the builder saw in the input, before anything was dropped (directed CSR entries)."""
+
+    entries_read: int
+    self_loops: int
+    duplicates: int
+    symmetrized: bool = False
+    self_loops_dropped: bool = False
+    duplicates_dropped: bool = False
+
+
+@dataclass(frozen=True)
+class EdgeList:
+    """Raw edges from a reader or generator: `src[i] -> dst[i]`, ids 0..n-1.
+
+    `undirected` says each pair stands for both directions (Matrix Market `symmetric`, generators
+    of undirected graphs); the builder then stores both.
+    """
+
+    src: np.ndarray
+    dst: np.ndarray
+    n: int
+    undirected: bool = False
+    name: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class CSRGraph:
+    """Compressed sparse row graph: out-edges of v are `indices[indptr[v]:indptr[v+1]]`."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    name: str = ""
+    report: LoadReport | None = field(default=None, compare=False)
+
+    def __post_init__(self):
+        indptr = np.ascontiguousarray(self.indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(self.indices, dtype=np.int32)
+        object.__setattr__(self, "indptr", indptr)
+        object.__setattr__(self, "indices", indices)
+        if indptr.ndim != 1 or indptr.size < 1:
+            raise InputError("CSR indptr must be a 1-D array of length n+1 >= 1")
+        if indptr[0] != 0 or indptr[-1] != indices.size:
+            raise InputError(
+                f"CSR indptr must start at 0 and end at len(indices)={indices.size}, "
+                f"got {indptr[0]}..{indptr[-1]}"
+            )
+        if indptr.size > 1 and np.any(np.diff(indptr) < 0):
+            raise InputError("CSR indptr must be non-decreasing")
+        n = indptr.size - 1
+        if indices.size and (indices.min() < 0 or indices.max() >= n):
+            raise InputError(f"CSR indices must lie in 0..{n - 1}")
+
+    @property
+    def n(self) -> int:
+        """Number of vertices."""
+        return self.indptr.size - 1
+
+    @property
+    def m(self) -> int:
+        """Number of directed edges (an undirected edge counts twice, as in the papers)."""
+        return self.indices.size
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the two CSR arrays."""
+        return self.indptr.nbytes + self.indices.nbytes
+
+    def degrees(self) -> np.ndarray:
+        """Out-degree of every vertex (int64)."""
+        return np.diff(self.indptr)
+
+    def neighbors(self, v: int) -> np.ndarray:
+        """Out-neighbours of v in stored order."""
+        return self.indices[self.indptr[v] : self.indptr[v + 1]]
+
+    def __repr__(self) -> str:
+        label = f" {self.name!r}" if self.name else ""
+        return f"CSRGraph({label.strip() or 'unnamed'}, n={self.n}, m={self.m})"
+
+
+@numba.njit(cache=True)
+def _count_out_degrees(src, dst, n, undirected, drop_self_loops):
+    counts = np.zeros(n + 1, dtype=np.int64)
+    for e in range(src.size):
+        u = src[e]
+        v = dst[e]
+        if u == v:
+            if not drop_self_loops:
+                counts[u + 1] += 1
+            continue
+        counts[u + 1] += 1
+        if undirected:
+            counts[v + 1] += 1
+    return counts
+
+
+@numba.njit(cache=True)
+def _fill_indices(src, dst, indptr, undirected, drop_self_loops):
+    # Walk the edges in input order so each row keeps file order (a stable counting sort).
+    cursor = indptr[:-1].copy()
+    indices = np.empty(indptr[-1], dtype=np.int32)
+    for e in range(src.size):
+        u = src[e]
+        v = dst[e]
+        if u == v:
+            if not drop_self_loops:
+                indices[cursor[u]] = v
+                cursor[u] += 1
+            continue
+        indices[cursor[u]] = v
+        cursor[u] += 1
+        if undirected:
+            indices[cursor[v]] = u
+            cursor[v] += 1
+    return indices
+
+
+@numba.njit(cache=True)
+def _duplicate_mask(indptr, indices):
+    """True at every entry that repeats an earlier entry of the same row."""
+    mask = np.zeros(indices.size, dtype=np.bool_)
+    for v in range(indptr.size - 1):
+        lo = indptr[v]
+        hi = indptr[v + 1]
+        if hi - lo < 2:
+            continue
+        order = np.argsort(indices[lo:hi], kind="mergesort")
+        for k in range(1, order.size):
+            if indices[lo + order[k]] == indices[lo + order[k - 1]]:
+                mask[lo + order[k]] = True
+    return mask
+
+
+@numba.njit(cache=True)
+def _count_self_loops(indptr, indices):
+    total = 0
+    for v in range(indptr.size - 1):
+        for k in range(indptr[v], indptr[v + 1]):
+            if indices[k] == v:
+                total += 1
+    return total
+
+
+@numba.njit(cache=True)
+def _remove_entries(indptr, indices, mask):
+    n = indptr.size - 1
+    new_indptr = np.zeros(n + 1, dtype=np.int64)
+    new_indices = np.empty(indices.size - mask.sum(), dtype=np.int32)
+    out = 0
+    for v in range(n):
+        for k in range(indptr[v], indptr[v + 1]):
+            if not mask[k]:
+                new_indices[out] = indices[k]
+                out += 1
+        new_indptr[v + 1] = out
+    return new_indptr, new_indices
+
+
+def count_self_loops(graph: CSRGraph) -> int:
+    """Number of stored entries v -> v."""
+    return int(_count_self_loops(graph.indptr, graph.indices))
+
+
+def count_duplicates(graph: CSRGraph) -> int:
+    """Number of stored entries that repeat an earlier entry of the same row."""
+    return int(_duplicate_mask(graph.indptr, graph.indices).sum())
+
+
+def _check_ids(src: np.ndarray, dst: np.ndarray, n: int, name: str) -> None:
+    if n < 0 or n > INDEX_LIMIT:
+        raise InputError(f"{name or 'graph'}: vertex count {n} outside 0..{INDEX_LIMIT}")
+    if src.shape != dst.shape or src.ndim != 1:
+        raise InputError(f"{name or 'graph'}: src and dst must be 1-D arrays of equal length")
+    if src.size == 0:
+        return
+    lo = min(int(src.min()), int(dst.min()))
+    hi = max(int(src.max()), int(dst.max()))
+    if lo < 0 or hi >= n:
+        bad = lo if lo < 0 else hi
+        raise InputError(f"{name or 'graph'}: vertex id {bad} outside 0..{n - 1}")
+
+
+def csr_from_edges(
+    edges: EdgeList,
+    *,
+    undirected: bool = False,
+    drop_self_loops: bool = False,
+    drop_duplicates: bool = False,
+) -> CSRGraph:
+    """Build a CSRGraph from an edge list, keeping input order within each row.
+
+    `undirected` (or `edges.undirected`) stores every pair in both directions, a self loop once.
+    Self loops and duplicates are counted in the returned graph's `report` before being dropped.
+    """
+    src = np.asarray(edges.src)
+    dst = np.asarray(edges.dst)
+    if src.dtype.kind not in "iu" or dst.dtype.kind not in "iu":
+        raise InputError(f"{edges.name or 'graph'}: vertex ids must be integers")
+    _check_ids(src, dst, edges.n, edges.name)
+    symmetrize = bool(undirected or edges.undirected)
+    counts = _count_out_degrees(src, dst, edges.n, symmetrize, False)
+    indptr = np.cumsum(counts)
+    if indptr[-1] > np.iinfo(np.int64).max // 2:
+        raise InputError(f"{edges.name or 'graph'}: too many edges")
+    indices = _fill_indices(src, dst, indptr, symmetrize, False)
+    loops = int(_count_self_loops(indptr, indices))
+    dup_mask = _duplicate_mask(indptr, indices)
+    duplicates = int(dup_mask.sum())
+    remove = np.zeros(indices.size, dtype=np.bool_)
+    if drop_duplicates:
+        remove |= dup_mask
+    if drop_self_loops and loops:
+        remove |= np.repeat(np.arange(edges.n, dtype=np.int32), np.diff(indptr)) == indices
+    if remove.any():
+        indptr, indices = _remove_entries(indptr, indices, remove)
+    report = LoadReport(
+        entries_read=int(src.size),
+        self_loops=loops,
+        duplicates=duplicates,
+        symmetrized=symmetrize,
+        self_loops_dropped=drop_self_loops,
+        duplicates_dropped=drop_duplicates,
+    )
+    return CSRGraph(indptr, indices, name=edges.name, report=report)
+
+
+def edges_of(graph: CSRGraph) -> EdgeList:
+    """The graph's stored entries as an edge list (row by row, stored order)."""
+    src = np.repeat(np.arange(graph.n, dtype=np.int32), graph.degrees())
+    return EdgeList(src, graph.indices.copy(), graph.n, undirected=False, name=graph.name)

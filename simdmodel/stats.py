@@ -1,0 +1,52 @@
+"""Graph statistics for `simdmodel graph info`: size, degree distribution, search depth.
+
+Average search depth is seed 001 Table 1's "Depth": the mean number of BFS levels from
+pseudo-random sources with out-degree > 0.
+"""
+from __future__ import annotations
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .frontier import bfs_queue, pick_sources
+from .graph import CSRGraph, count_duplicates, count_self_loops
+
+
+def average_depth(graph: CSRGraph, sources: int, seed: int, progress: bool = False) -> float:
+    """Mean number of BFS levels (the source's level 0 included) over seeded random sources."""
+    depths = []
+    for source in tqdm(pick_sources(graph, sources, seed), desc="depth", disable=not progress, leave=False):
+        levels, _queue, _reached = bfs_queue(graph.indptr, graph.indices, int(source))
+        depths.append(int(levels.max()) + 1)
+    return float(np.mean(depths))
+
+
+def graph_info(graph: CSRGraph, sources: int = 0, seed: int = 1, progress: bool = False) -> dict:
+    """Dictionary with the keys of `graph info --format json` (avg_depth None without sources)."""
+    degrees = graph.degrees()
+    if degrees.size:
+        q1, median, q3 = (float(x) for x in np.quantile(degrees, [0.25, 0.5, 0.75]))
+        low, high, mean = int(degrees.min()), int(degrees.max()), float(degrees.mean())
+    else:
+        q1 = median = q3 = mean = float("nan")
+        low = high = 0
+    info = {
+        "name": graph.name,
+        "n": graph.n,
+        "m": graph.m,
+        "degree_min": low,
+        "degree_q1": q1,
+        "degree_median": median,
+        "degree_q3": q3,
+        "degree_max": high,
+        "degree_mean": mean,
+        "self_loops": count_self_loops(graph),
+        "duplicates": count_duplicates(graph),
+        "avg_depth": average_depth(graph, sources, seed, progress) if sources > 0 else None,
+    }
+    report = graph.report
+    if report is not None:
+        info["input_entries"] = report.entries_read
+        info["input_self_loops"] = report.self_loops
+        info["input_duplicates"] = report.duplicates
+    return info

@@ -1,0 +1,129 @@
+"""Warp lane accounting over whole BFS runs: tidy per-level tables, summaries, recommendations.
+
+For each source and level, the frontier's out-degrees in walk order go through each mapping's
+numba `count_lanes` (seed 000 §4-5, DESIGN.md "Lane accounting"). Rates are lanes divided by
+total lane slots, so ME = useful / slots = 1 - UA - UR - idle.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .frontier import bfs
+from .graph import CSRGraph
+from .strategies import LANE_FIELDS, Mapping, mapping_label, mappings as make_mappings
+
+RATE_FIELDS = ("ua", "ur", "idle", "me")
+SUMMARY_COLUMNS = ("strategy", "group_size", *LANE_FIELDS, *RATE_FIELDS)
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    """Lane accounting of one graph: per (source, level, mapping) lane sums, plus run settings."""
+
+    graph_name: str
+    n: int
+    m: int
+    sources: tuple[int, ...]
+    order: str
+    mappings: tuple[Mapping, ...]
+    per_level: pd.DataFrame = field(repr=False)
+    frontier_sizes: pd.DataFrame = field(repr=False)
+
+    def summary(self, per_level: bool = False, per_source: bool | None = None) -> pd.DataFrame:
+        """Lane sums and rates per mapping; with `per_level` per level too (and per source when
+        there are several, unless `per_source=False`)."""
+        if per_source is None:
+            per_source = per_level and len(self.sources) > 1
+        keys = (["source"] if per_source else []) + (["level"] if per_level else [])
+        return summarize(self.per_level, keys)
+
+    def best(self, per_level: bool = False, strategy: str | None = None) -> pd.DataFrame:
+        """The mapping with the highest ME (over all sources), overall or per level; restricted to
+        one strategy (e.g. "group" for the best group size) when `strategy` is given."""
+        table = self.summary(per_level=per_level, per_source=False)
+        if strategy is not None:
+            table = table[table["strategy"] == strategy]
+        return recommend(table, ["level"] if per_level else [])
+
+
+def summarize(per_level: pd.DataFrame, keys: Sequence[str] = ()) -> pd.DataFrame:
+    """Sum lane counts over everything but `keys` and the mapping, then add the rate columns."""
+    group_keys = [*keys, "strategy", "group_size"]
+    summed = (
+        per_level.groupby(group_keys, sort=False, dropna=False)[list(LANE_FIELDS)]
+        .sum()
+        .reset_index()
+    )
+    if keys:
+        summed = summed.sort_values(list(keys), kind="stable", ignore_index=True)
+    return add_rates(summed)[[*keys, *SUMMARY_COLUMNS]]
+
+
+def add_rates(table: pd.DataFrame) -> pd.DataFrame:
+    """UA, UR, idle and ME as fractions of total lanes (NaN where a row has no lane slots)."""
+    out = table.copy()
+    total = out["total_lanes"].to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for rate, lanes in zip(RATE_FIELDS, ("ua_lanes", "ur_lanes", "idle_lanes", "useful_lanes")):
+            out[rate] = np.where(total > 0, out[lanes].to_numpy(dtype=np.float64) / total, np.nan)
+    return out
+
+
+def recommend(summary: pd.DataFrame, keys: Sequence[str] = ()) -> pd.DataFrame:
+    """Per `keys` group, the row with the highest ME (first listed wins ties; NaN rows skipped)."""
+    rated = summary.dropna(subset=["me"])
+    if rated.empty:
+        return rated[[*keys, "strategy", "group_size", "me"]]
+    if keys:
+        best_index = rated.groupby(list(keys), sort=True)["me"].idxmax()
+    else:
+        best_index = [rated["me"].idxmax()]
+    best = rated.loc[best_index, [*keys, "strategy", "group_size", "me"]].reset_index(drop=True)
+    best.insert(len(keys), "mapping", [mapping_label(s, g) for s, g in zip(best["strategy"], best["group_size"])])
+    return best
+
+
+def lane_table(graph: CSRGraph, sources: Sequence[int], mappings: Sequence[Mapping],
+               order: str = "sorted", progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Long table, one row per (source, level, mapping) with the LANE_FIELDS sums, and the
+    frontier sizes, one row per (source, level) with `vertices` and `edges` (seed 000 Fig. 2)."""
+    degrees = graph.degrees()
+    blocks, sizes = [], []
+    for source in tqdm(sources, desc="BFS sources", unit="src", disable=not progress, leave=False):
+        frontiers = bfs(graph, int(source), order)
+        walk_degrees = degrees[frontiers.vertices]
+        levels = np.arange(frontiers.depth, dtype=np.int64)
+        sizes.append(pd.DataFrame({
+            "source": int(source),
+            "level": levels,
+            "vertices": frontiers.vertex_frontier_sizes(),
+            "edges": frontiers.edge_frontier_sizes(graph),
+        }))
+        for mapping in mappings:
+            lanes = mapping.count_lanes(walk_degrees, frontiers.level_ptr)
+            block = pd.DataFrame(lanes, columns=list(LANE_FIELDS))
+            block.insert(0, "group_size", pd.array([mapping.group_size] * len(levels), dtype="Int64"))
+            block.insert(0, "strategy", mapping.strategy)
+            block.insert(0, "level", levels)
+            block.insert(0, "source", int(source))
+            blocks.append(block)
+    return pd.concat(blocks, ignore_index=True), pd.concat(sizes, ignore_index=True)
+
+
+def analyze(
+    graph: CSRGraph,
+    sources: Sequence[int],
+    mappings: Sequence[Mapping] | None = None,
+    order: str = "sorted",
+    progress: bool = False,
+) -> Analysis:
+    """Lane accounting of `graph` from each source for each mapping (default: sm-1..32, ws, scan-256)."""
+    chosen = tuple(mappings) if mappings is not None else tuple(make_mappings())
+    table, sizes = lane_table(graph, sources, chosen, order, progress)
+    return Analysis(graph.name, graph.n, graph.m, tuple(int(s) for s in sources), order, chosen,
+                    table, sizes)

@@ -1,0 +1,126 @@
+"""Slow, obviously-correct reference implementations the fast numba paths are tested against.
+
+Each lane-accounting reference simulates every warp lane by lane, round by round, rather than
+using the closed forms of the fast kernels, and checks the per-warp identity
+W*T = useful + UA + UR + idle as it goes.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+W = 32
+FIELDS = ("warp_iterations", "total_lanes", "useful_lanes", "ua_lanes", "ur_lanes", "idle_lanes")
+
+
+def bfs_levels(indptr, indices, source):
+    """Level of every vertex (-1 unreached) by a textbook FIFO BFS; also the visit order."""
+    n = len(indptr) - 1
+    level = [-1] * n
+    level[source] = 0
+    order = [source]
+    queue = deque([source])
+    while queue:
+        u = queue.popleft()
+        for k in range(indptr[u], indptr[u + 1]):
+            v = int(indices[k])
+            if level[v] < 0:
+                level[v] = level[u] + 1
+                order.append(v)
+                queue.append(v)
+    return level, order
+
+
+def frontiers(indptr, indices, source, order="sorted"):
+    """List of frontiers (lists of vertex ids) in the requested order."""
+    level, visit = bfs_levels(indptr, indices, source)
+    depth = max(level) + 1
+    result = [[] for _ in range(depth)]
+    walk = range(len(level)) if order == "sorted" else visit
+    for v in walk:
+        if level[v] >= 0:
+            result[level[v]].append(v)
+    return result
+
+
+def _add(total, warp):
+    assert warp["total_lanes"] == (
+        warp["useful_lanes"] + warp["ua_lanes"] + warp["ur_lanes"] + warp["idle_lanes"]
+    ), warp
+    for key in FIELDS:
+        total[key] += warp[key]
+
+
+def group_lanes(degrees, S):
+    """Simulate sm-S: groups of S lanes, floor(32/S) groups per warp, lane by lane per iteration."""
+    g = W // S
+    total = dict.fromkeys(FIELDS, 0)
+    for start in range(0, len(degrees), g):
+        groups = list(degrees[start:start + g]) + [0] * (g - len(degrees[start:start + g]))
+        remaining = list(groups)
+        warp = dict.fromkeys(FIELDS, 0)
+        done = [d == 0 for d in groups]  # a group is finished once its whole list is walked
+        while not all(done):
+            warp["warp_iterations"] += 1
+            warp["total_lanes"] += W
+            warp["idle_lanes"] += W - g * S
+            for k in range(g):
+                for _lane in range(S):
+                    if done[k]:
+                        warp["ur_lanes"] += 1  # waiting for the warp's longest group
+                    elif remaining[k] > 0:
+                        remaining[k] -= 1
+                        warp["useful_lanes"] += 1
+                    else:
+                        warp["ua_lanes"] += 1  # bubble in the group's last window
+                if not done[k] and remaining[k] == 0:
+                    done[k] = True
+        _add(total, warp)
+    return total
+
+
+def ws_lanes(degrees):
+    """Simulate warp segmentation: a warp walks its 32 entries' concatenated edges 32 at a time."""
+    total = dict.fromkeys(FIELDS, 0)
+    for start in range(0, len(degrees), W):
+        edges = sum(degrees[start:start + W])
+        warp = dict.fromkeys(FIELDS, 0)
+        i = 0
+        while i < edges:
+            warp["warp_iterations"] += 1
+            warp["total_lanes"] += W
+            active = min(W, edges - i)
+            warp["useful_lanes"] += active
+            warp["ua_lanes"] += W - active
+            i += W
+        _add(total, warp)
+    return total
+
+
+def scan_lanes(degrees, C):
+    """Simulate `for (i = tid; i < E; i += C)` per CTA, warp by warp, round by round."""
+    total = dict.fromkeys(FIELDS, 0)
+    for start in range(0, len(degrees), C):
+        edges = sum(degrees[start:start + C])
+        for j in range(C // W):
+            warp = dict.fromkeys(FIELDS, 0)
+            r = 0
+            while True:
+                active = [tid for tid in range(W * j, W * j + W) if tid + r * C < edges]
+                if not active:
+                    break
+                warp["warp_iterations"] += 1
+                warp["total_lanes"] += W
+                warp["useful_lanes"] += len(active)
+                warp["ua_lanes"] += W - len(active)
+                r += 1
+            _add(total, warp)
+    return total
+
+
+def lanes(degrees, strategy, param=None):
+    """Dispatch to the reference of a strategy."""
+    if strategy == "group":
+        return group_lanes(degrees, param)
+    if strategy == "ws":
+        return ws_lanes(degrees)
+    return scan_lanes(degrees, param)

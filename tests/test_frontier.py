@@ -1,0 +1,73 @@
+"""BFS levels and frontier orders against scipy.sparse.csgraph and a textbook BFS."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+from scipy.sparse.csgraph import shortest_path
+
+import naive
+from simdmodel.errors import InputError
+from simdmodel.frontier import bfs, pick_sources
+from simdmodel.graph import EdgeList, csr_from_edges
+
+
+def random_graph(n, m, seed, undirected=False):
+    rng = np.random.default_rng(seed)
+    return csr_from_edges(EdgeList(rng.integers(0, n, m), rng.integers(0, n, m), n, undirected=undirected))
+
+
+def scipy_levels(graph, source):
+    matrix = sp.csr_matrix((np.ones(graph.m), graph.indices, graph.indptr), shape=(graph.n, graph.n))
+    dist = shortest_path(matrix, unweighted=True, indices=source, directed=True)
+    return np.where(np.isinf(dist), -1, dist).astype(np.int64)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 60), density=st.floats(0.5, 4.0), seed=st.integers(0, 10_000),
+       undirected=st.booleans())
+def test_levels_match_scipy_and_orders_are_exact(n, density, seed, undirected):
+    graph = random_graph(n, int(n * density), seed, undirected)
+    candidates = np.flatnonzero(graph.degrees() > 0)
+    if candidates.size == 0:
+        return
+    source = int(candidates[seed % candidates.size])
+    expected = scipy_levels(graph, source)
+    for order in ("sorted", "discovery"):
+        front = bfs(graph, source, order)
+        assert np.array_equal(front.levels, expected)
+        reference = naive.frontiers(graph.indptr, graph.indices, source, order)
+        assert front.depth == len(reference)
+        for level, vertices in enumerate(reference):
+            assert front.frontier(level).tolist() == vertices
+        assert front.reached == int((expected >= 0).sum())
+
+
+def test_hand_built_frontiers_and_sizes():
+    # 0 -> 3, 0 -> 1; 3 -> 2; 1 -> 2; 2 -> 4.  Levels: {0}, {1, 3}, {2}, {4}.
+    graph = csr_from_edges(EdgeList(np.array([0, 0, 3, 1, 2]), np.array([3, 1, 2, 2, 4]), 5))
+    sorted_front = bfs(graph, 0, "sorted")
+    assert [sorted_front.frontier(k).tolist() for k in range(4)] == [[0], [1, 3], [2], [4]]
+    assert bfs(graph, 0, "discovery").frontier(1).tolist() == [3, 1]  # file order of 0's edges
+    assert sorted_front.vertex_frontier_sizes().tolist() == [1, 2, 1, 1]
+    assert sorted_front.edge_frontier_sizes(graph).tolist() == [2, 2, 1, 0]
+
+
+def test_bad_sources_are_rejected():
+    graph = csr_from_edges(EdgeList(np.array([0]), np.array([1]), 3))
+    with pytest.raises(InputError, match="outside 0..2"):
+        bfs(graph, 3)
+    with pytest.raises(InputError, match="isolated"):
+        bfs(graph, 2)
+    with pytest.raises(InputError, match="frontier order"):
+        bfs(graph, 0, "random")
+
+
+def test_pick_sources_is_seeded_and_skips_isolated_vertices():
+    graph = random_graph(500, 300, 3)
+    a = pick_sources(graph, 10, seed=7)
+    assert np.array_equal(a, pick_sources(graph, 10, seed=7))
+    assert not np.array_equal(a, pick_sources(graph, 10, seed=8))
+    assert len(set(a.tolist())) == 10 and (graph.degrees()[a] > 0).all()
+    empty = csr_from_edges(EdgeList(np.array([], int), np.array([], int), 4))
+    with pytest.raises(InputError, match="no edges"):
+        pick_sources(empty, 1, 0)
