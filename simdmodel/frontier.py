@@ -118,18 +118,26 @@ def check_source(graph: CSRGraph, source: int) -> int:
     return source
 
 
+def extract_frontiers(levels: np.ndarray, queue: np.ndarray, reached: int, source: int,
+                      order: str = "sorted") -> Frontiers:
+    """Group `bfs_queue`'s output into per-level frontiers in `order`."""
+    if order not in ORDERS:
+        raise InputError(f"unknown frontier order {order!r} (choose from {', '.join(ORDERS)})")
+    level_ptr = _level_ptr_of_queue(levels, queue, reached)
+    if order == "discovery":
+        vertices = queue[:reached].copy()
+    else:
+        vertices = _sorted_frontiers(levels, level_ptr)
+    return Frontiers(int(source), order, levels, vertices, level_ptr)
+
+
 def bfs(graph: CSRGraph, source: int, order: str = "sorted") -> Frontiers:
     """Run BFS from `source` and return its frontiers in `order` ("sorted" or "discovery")."""
     if order not in ORDERS:
         raise InputError(f"unknown frontier order {order!r} (choose from {', '.join(ORDERS)})")
     source = check_source(graph, source)
     levels, queue, reached = bfs_queue(graph.indptr, graph.indices, source)
-    level_ptr = _level_ptr_of_queue(levels, queue, reached)
-    if order == "discovery":
-        vertices = queue[:reached].copy()
-    else:
-        vertices = _sorted_frontiers(levels, level_ptr)
-    return Frontiers(source, order, levels, vertices, level_ptr)
+    return extract_frontiers(levels, queue, reached, source, order)
 
 
 def pick_sources(graph: CSRGraph, count: int, seed: int) -> np.ndarray:

@@ -32,7 +32,8 @@ def reader_for(path):
     for ext in sorted(EXTENSIONS, key=len, reverse=True):
         if name.endswith(ext) and len(name) > len(ext):
             return FORMATS[ext]
-    raise GraphFormatError(path, f"unknown graph file suffix; known suffixes: {', '.join(EXTENSIONS)}")
+    known = ", ".join(EXTENSIONS)
+    raise GraphFormatError(path, f"unknown graph file suffix; known suffixes: {known}")
 
 
 def read(path) -> EdgeList | CSRGraph:

@@ -1,10 +1,9 @@
-"""Shared plumbing for the text readers: loading (with gzip), line helpers and numba tokenizers.
+"""Python-side plumbing shared by the text readers: loading (gzip included), lines, messages.
 
-Every text reader works on the whole file as one `uint8` buffer. The header (a few lines) is
-parsed in Python; the body goes through a format-specific `@njit` scanner built from the helpers
-here, which validates every token while it parses, so one pass both reads the edges and finds the
-first bad line. Scanners report an error as (code, line number, line start, token index) and the
-format module turns that into a `GraphFormatError` quoting the offending line.
+Every text reader reads the whole file into memory as bytes. The header (a few lines) is parsed
+in Python with the helpers here; the body goes through that format's numba scanner in `_scan`,
+which validates every token while it parses, so one pass both reads the edges and finds the first
+bad line. The format module then words the error, quoting the offending line via `line_at`.
 """
 from __future__ import annotations
 
@@ -13,15 +12,14 @@ import re
 import zlib
 from pathlib import Path
 
-import numba
 import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import INDEX_LIMIT
 
 GZIP_MAGIC = b"\x1f\x8b"
-_INT_RE = re.compile(rb"[+-]?[0-9]+")
 _UINT_RE = re.compile(rb"\+?[0-9]+")
+HEADER_LIMIT = 2**62  # header counts beyond this cannot be real and would overflow int64 (2*m)
 
 
 def load_bytes(path) -> bytes:
@@ -41,7 +39,7 @@ def load_bytes(path) -> bytes:
 
 
 def as_buffer(data: bytes) -> np.ndarray:
-    """Zero-copy uint8 view of `data` for the numba scanners."""
+    """Zero-copy uint8 view of `data` for the numba scanners in `_scan`."""
     return np.frombuffer(data, dtype=np.uint8)
 
 
@@ -75,8 +73,13 @@ def token_at(data: bytes, start: int, index: int) -> bytes:
 def header_int(path, token: bytes, what: str, line: int) -> int:
     """A non-negative integer from a header line, or a GraphFormatError naming the field."""
     if not _UINT_RE.fullmatch(token):
-        raise GraphFormatError(path, f"{what} must be a non-negative integer, got {show(token)}", line)
-    return int(token)
+        raise GraphFormatError(
+            path, f"{what} must be a non-negative integer, got {show(token)}", line
+        )
+    value = int(token)
+    if value > HEADER_LIMIT:
+        raise GraphFormatError(path, f"{what} {value} is too large (at most {HEADER_LIMIT})", line)
+    return value
 
 
 def check_vertex_count(path, n: int, line: int | None) -> None:
@@ -95,129 +98,21 @@ def stem_name(path) -> str:
     return Path(name).stem
 
 
-# --- numba helpers ------------------------------------------------------------------------------
-# Whitespace inside a line: space, tab, CR (so CRLF files work), VT, FF -- the set bytes.split()
-# uses, so Python-side error messages tokenize lines exactly as the scanners do.
+def capacity(data: bytes, pos: int, declared: int, per_line: bool = True) -> int:
+    """Entries to allocate: what the header declares, capped by what the rest of the file can hold.
 
-INT_OK = 0
-INT_BAD = 1
-INT_BIG = 2
-_BIG = 100_000_000_000_000_000  # 1e17: beyond this, further digits would risk int64 overflow
-
-
-@numba.njit(cache=True)
-def is_space(c):
-    return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
+    With `per_line` each entry takes a line; otherwise each takes a token (at least 2 bytes, the
+    last one 1). The cap keeps a header that declares 10**15 entries from allocating them.
+    """
+    if per_line:
+        room = data.count(b"\n", pos) + 1
+    else:
+        room = (len(data) - pos + 1) // 2
+    return max(0, min(declared, room))
 
 
-@numba.njit(cache=True)
-def line_end(buf, pos):
-    """Index of the newline ending the line that starts at `pos` (or len(buf))."""
-    size = buf.size
-    while pos < size and buf[pos] != 10:
-        pos += 1
-    return pos
-
-
-@numba.njit(cache=True)
-def skip_space(buf, pos, end):
-    while pos < end and is_space(buf[pos]):
-        pos += 1
-    return pos
-
-
-@numba.njit(cache=True)
-def token_end(buf, pos, end):
-    while pos < end and not is_space(buf[pos]):
-        pos += 1
-    return pos
-
-
-@numba.njit(cache=True)
-def parse_int(buf, start, end):
-    """(status, value) of the decimal integer buf[start:end]: INT_OK, INT_BAD or INT_BIG."""
-    i = start
-    negative = False
-    c = buf[i]
-    if c == 45 or c == 43:
-        negative = c == 45
-        i += 1
-    if i == end:
-        return INT_BAD, np.int64(0)
-    value = np.int64(0)
-    big = False
-    while i < end:
-        digit = np.int64(buf[i]) - 48
-        if digit < 0 or digit > 9:
-            return INT_BAD, np.int64(0)
-        if value < _BIG:
-            value = value * 10 + digit
-        else:
-            big = True
-        i += 1
-    if big:
-        return INT_BIG, np.int64(0)
-    if negative:
-        value = -value
-    return INT_OK, value
-
-
-@numba.njit(cache=True)
-def _lower(c):
-    if 65 <= c <= 90:
-        return np.int64(c) + 32
-    return np.int64(c)
-
-
-@numba.njit(cache=True)
-def _is_word(buf, start, end, word):
-    if end - start != word.size:
-        return False
-    for k in range(word.size):
-        if _lower(buf[start + k]) != word[k]:
-            return False
-    return True
-
-
-_NAN = np.frombuffer(b"nan", dtype=np.uint8).astype(np.int64)
-_INF = np.frombuffer(b"inf", dtype=np.uint8).astype(np.int64)
-_INFINITY = np.frombuffer(b"infinity", dtype=np.uint8).astype(np.int64)
-
-
-@numba.njit(cache=True)
-def is_number(buf, start, end):
-    """Whether buf[start:end] is a decimal number as C's strtod reads it (also nan, inf)."""
-    i = start
-    if buf[i] == 43 or buf[i] == 45:
-        i += 1
-    if i == end:
-        return False
-    if _is_word(buf, i, end, _NAN) or _is_word(buf, i, end, _INF) or _is_word(buf, i, end, _INFINITY):
-        return True
-    digits = 0
-    while i < end and 48 <= buf[i] <= 57:
-        i += 1
-        digits += 1
-    if i < end and buf[i] == 46:
-        i += 1
-        while i < end and 48 <= buf[i] <= 57:
-            i += 1
-            digits += 1
-    if digits == 0:
-        return False
-    if i < end and (buf[i] == 101 or buf[i] == 69):
-        i += 1
-        if i < end and (buf[i] == 43 or buf[i] == 45):
-            i += 1
-        exp_digits = 0
-        while i < end and 48 <= buf[i] <= 57:
-            i += 1
-            exp_digits += 1
-        if exp_digits == 0:
-            return False
-    return i == end
-
-
-def capacity(data: bytes, pos: int, declared: int) -> int:
-    """Entries to allocate: what the header declares, capped by the lines left in the file."""
-    return max(0, min(declared, data.count(b"\n", pos) + 1))
+def take(array: np.ndarray, count: int) -> np.ndarray:
+    """The first `count` parsed entries; a scanner never counts more than it stored on success."""
+    if count > array.size:
+        raise RuntimeError(f"reader bug: {count} entries counted but only {array.size} stored")
+    return array[:count]

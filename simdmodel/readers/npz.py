@@ -7,13 +7,12 @@ is renamed over the target, so an interrupted write never leaves a half-written 
 """
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from ..atomic import atomic_path
 from ..errors import GraphFormatError, InputError
 from ..graph import INDEX_LIMIT, CSRGraph
 
@@ -29,7 +28,9 @@ def read(path) -> CSRGraph:
                 raise GraphFormatError(path, "not an .npz archive")
             missing = [key for key in KEYS if key not in archive.files]
             if missing:
-                raise GraphFormatError(path, f"missing arrays {', '.join(missing)} (expected {', '.join(KEYS)})")
+                raise GraphFormatError(
+                    path, f"missing arrays {', '.join(missing)} (expected {', '.join(KEYS)})"
+                )
             version = archive["format_version"]
             indptr = archive["indptr"]
             indices = archive["indices"]
@@ -38,12 +39,18 @@ def read(path) -> CSRGraph:
     except OSError as exc:  # also zipfile.BadZipFile's relatives and unreadable files
         raise GraphFormatError(path, f"cannot read .npz archive: {exc.strerror or exc}") from None
     except Exception as exc:  # noqa: BLE001 -- any failure to decode untrusted bytes is a format error
-        raise GraphFormatError(path, f"not a valid .npz graph archive ({type(exc).__name__}: {exc})") from None
+        raise GraphFormatError(
+            path, f"not a valid .npz graph archive ({type(exc).__name__}: {exc})"
+        ) from None
     if version.shape != () or version.dtype.kind not in "iu" or int(version) != FORMAT_VERSION:
-        raise GraphFormatError(path, f"unsupported format_version {version!r}, expected {FORMAT_VERSION}")
+        raise GraphFormatError(
+            path, f"unsupported format_version {version.tolist()!r}, expected {FORMAT_VERSION}"
+        )
     for key, array in (("indptr", indptr), ("indices", indices)):
         if array.ndim != 1 or array.dtype.kind not in "iu":
-            raise GraphFormatError(path, f"{key} must be a 1-D integer array, got {array.dtype} of shape {array.shape}")
+            raise GraphFormatError(
+                path, f"{key} must be a 1-D integer array, got {array.dtype} of shape {array.shape}"
+            )
     if indptr.size - 1 > INDEX_LIMIT:
         raise GraphFormatError(path, f"{indptr.size - 1} vertices do not fit 32-bit vertex ids")
     if indices.size and (int(indices.min()) < 0 or int(indices.max()) > INDEX_LIMIT):
@@ -62,21 +69,14 @@ def write_npz(graph: CSRGraph, path) -> None:
     """Write `graph` to `path` atomically (temporary file in the same directory, then rename)."""
     if not isinstance(graph, CSRGraph):
         raise TypeError(f"write_npz needs a CSRGraph, got {type(graph).__name__}")
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
+    with atomic_path(path) as temp:
+        with open(temp, "wb") as handle:  # a file object, so numpy does not append ".npz"
             np.savez(
                 handle,
                 indptr=np.ascontiguousarray(graph.indptr, dtype=np.int64),
                 indices=np.ascontiguousarray(graph.indices, dtype=np.int32),
                 format_version=np.array(FORMAT_VERSION, dtype=np.int64),
             )
-        mask = os.umask(0)
+        mask = os.umask(0)  # mkstemp makes the file 0600; give it the usual umask-based mode
         os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        os.chmod(temp, 0o666 & ~mask)

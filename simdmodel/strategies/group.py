@@ -11,29 +11,57 @@ from .lanes import WARP_SIZE
 
 
 @numba.njit(cache=True)
-def count_lanes(degrees, level_ptr, group_size):
-    """Per-level (warp_iterations, total, useful, UA, UR, idle) lanes for group size S."""
-    S = group_size
-    groups = WARP_SIZE // S
-    levels = level_ptr.size - 1
-    out = np.zeros((levels, 6), dtype=np.int64)
-    for level in range(levels):
-        lo = level_ptr[level]
-        hi = level_ptr[level + 1]
-        iterations = 0  # sum over warps of T
-        chunks = 0  # sum over vertices of ceil(d/S)
-        useful = 0
-        for first in range(lo, hi, groups):
-            last = min(first + groups, hi)
-            longest = 0
+def _warp_sums(degrees, lo, hi, groups, S, shift):
+    """(sum over warps of T, sum over vertices of ceil(d/S), sum of d) for one level.
+
+    `shift` = log2(S) when S is a power of two (a shift instead of a division), else -1.
+    Written as plain reductions so LLVM vectorises them; one group per warp needs no max.
+    """
+    iterations = 0
+    chunks = 0
+    useful = 0
+    if groups == 1:
+        for i in range(lo, hi):
+            d = degrees[i]
+            chunks += (d + S - 1) >> shift if shift >= 0 else (d + S - 1) // S
+            useful += d
+        return chunks, chunks, useful
+    full_end = lo + (hi - lo) // groups * groups
+    for first in range(lo, hi, groups):
+        last = first + groups if first < full_end else hi
+        longest = 0
+        if shift >= 0:
+            for i in range(first, last):
+                d = degrees[i]
+                c = (d + S - 1) >> shift
+                chunks += c
+                useful += d
+                longest = max(longest, c)
+        else:
             for i in range(first, last):
                 d = degrees[i]
                 c = (d + S - 1) // S
                 chunks += c
                 useful += d
-                if c > longest:
-                    longest = c
-            iterations += longest
+                longest = max(longest, c)
+        iterations += longest
+    return iterations, chunks, useful
+
+
+@numba.njit(cache=True)
+def count_lanes(degrees, level_ptr, group_size):
+    """Per-level (warp_iterations, total, useful, UA, UR, idle) lanes for group size S."""
+    S = group_size
+    groups = WARP_SIZE // S
+    shift = -1
+    if S & (S - 1) == 0:
+        shift = 0
+        while (1 << shift) < S:
+            shift += 1
+    levels = level_ptr.size - 1
+    out = np.zeros((levels, 6), dtype=np.int64)
+    for level in range(levels):
+        iterations, chunks, useful = _warp_sums(degrees, level_ptr[level], level_ptr[level + 1], groups, S, shift)
         out[level, 0] = iterations
         out[level, 1] = WARP_SIZE * iterations
         out[level, 2] = useful
