@@ -137,17 +137,21 @@ def _fill_indices(src, dst, indptr, undirected, drop_self_loops):
 
 @numba.njit(cache=True)
 def _duplicate_mask(indptr, indices):
-    """True at every entry that repeats an earlier entry of the same row."""
+    """True at every entry that repeats an earlier entry of the same row.
+
+    One pass in row order with a per-vertex "last row that listed me" marker: O(m), no sorting,
+    and the first occurrence in file order is the one kept.
+    """
+    n = indptr.size - 1
+    last_row = np.full(n, -1, dtype=np.int32)
     mask = np.zeros(indices.size, dtype=np.bool_)
-    for v in range(indptr.size - 1):
-        lo = indptr[v]
-        hi = indptr[v + 1]
-        if hi - lo < 2:
-            continue
-        order = np.argsort(indices[lo:hi], kind="mergesort")
-        for k in range(1, order.size):
-            if indices[lo + order[k]] == indices[lo + order[k - 1]]:
-                mask[lo + order[k]] = True
+    for v in range(n):
+        for k in range(indptr[v], indptr[v + 1]):
+            w = indices[k]
+            if last_row[w] == v:
+                mask[k] = True
+            else:
+                last_row[w] = v
     return mask
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
+from .errors import InputError
 from .frontier import bfs_queue, pick_sources
 from .graph import CSRGraph, count_duplicates, count_self_loops
 
@@ -23,13 +24,11 @@ def average_depth(graph: CSRGraph, sources: int, seed: int, progress: bool = Fal
 
 def graph_info(graph: CSRGraph, sources: int = 0, seed: int = 1, progress: bool = False) -> dict:
     """Dictionary with the keys of `graph info --format json` (avg_depth None without sources)."""
+    if graph.n == 0:
+        raise InputError(f"{graph.name or 'graph'}: empty graph (no vertices)")
     degrees = graph.degrees()
-    if degrees.size:
-        q1, median, q3 = (float(x) for x in np.quantile(degrees, [0.25, 0.5, 0.75]))
-        low, high, mean = int(degrees.min()), int(degrees.max()), float(degrees.mean())
-    else:
-        q1 = median = q3 = mean = float("nan")
-        low = high = 0
+    q1, median, q3 = (float(x) for x in np.quantile(degrees, [0.25, 0.5, 0.75]))
+    low, high, mean = int(degrees.min()), int(degrees.max()), float(degrees.mean())
     info = {
         "name": graph.name,
         "n": graph.n,
