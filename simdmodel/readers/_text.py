@@ -51,6 +51,21 @@ def next_line(data: bytes, pos: int) -> tuple[bytes, int]:
     return data[pos:end], end + 1
 
 
+def next_content_line(data: bytes, pos: int, line: int, comment: bytes) -> tuple[bytes | None, int, int]:
+    """Skip blank lines and lines starting with `comment` from `pos` (1-based `line`).
+
+    Returns (the first other line, stripped; the position after it; its line number), or
+    (None, end of data, the line number past the end) when there is none.
+    """
+    while pos < len(data):
+        text, after = next_line(data, pos)
+        stripped = text.strip()
+        if stripped and not stripped.startswith(comment):
+            return stripped, after, line
+        pos, line = after, line + 1
+    return None, len(data), line
+
+
 def show(text: bytes, limit: int = 60) -> str:
     """A line or token as it appears in an error message (undecodable bytes escaped)."""
     out = text.strip().decode("utf-8", "backslashreplace")

@@ -14,16 +14,10 @@ from . import _scan, _text
 
 def _parse_problem(path, data: bytes):
     """Skip leading comments; the first other line must be `p sp N M`. -> (n, m, p_line, pos)."""
-    pos, line = 0, 1
-    while pos < len(data):
-        text, after = _text.next_line(data, pos)
-        stripped = text.strip()
-        if stripped and not stripped.startswith(b"c"):
-            break
-        pos, line = after, line + 1
-    else:
+    text, after, line = _text.next_content_line(data, 0, 1, b"c")
+    if text is None:
         raise GraphFormatError(path, "missing problem line 'p sp N M'", line)
-    tokens = stripped.split()
+    tokens = text.split()
     if tokens[0] == b"a":
         raise GraphFormatError(path, "arc line before the problem line 'p sp N M'", line)
     if tokens[0] != b"p":

@@ -16,14 +16,8 @@ from . import _scan, _text
 
 def _parse_header(path, data: bytes):
     """-> (n, m, has_sizes, ncon, has_edge_weights, header_line, body_pos)."""
-    pos, line = 0, 1
-    while pos < len(data):
-        text, after = _text.next_line(data, pos)
-        stripped = text.strip()
-        if stripped and not stripped.startswith(b"%"):
-            break
-        pos, line = after, line + 1
-    else:
+    text, after, line = _text.next_content_line(data, 0, 1, b"%")
+    if text is None:
         raise GraphFormatError(path, "missing header line 'n m [fmt [ncon]]'", line)
     tokens = text.split()
     if not 2 <= len(tokens) <= 4:

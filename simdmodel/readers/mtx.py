@@ -49,13 +49,8 @@ def _parse_header(path, data: bytes):
             path, f"unknown symmetry {symmetry!r}, expected one of {', '.join(SYMMETRIES)}", 1
         )
     line = 2
-    while pos < len(data):
-        text, after = _text.next_line(data, pos)
-        stripped = text.strip()
-        if stripped and not stripped.startswith(b"%"):
-            break
-        pos, line = after, line + 1
-    else:
+    text, after, line = _text.next_content_line(data, pos, line, b"%")
+    if text is None:
         raise GraphFormatError(path, "missing size line 'rows cols nnz' after the banner", line)
     sizes = text.split()
     if len(sizes) != 3:
