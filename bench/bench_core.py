@@ -58,13 +58,14 @@ def time_graph(spec: str) -> dict:
     import simdmodel as sm
     from simdmodel.frontier import bfs_queue, extract_frontiers
     from simdmodel.strategies import mappings
+    from simdmodel.warpsim import lane_degrees
 
     start = time.perf_counter()
     graph = sm.load_graph(spec)
     load_s = time.perf_counter() - start
     source = int(sm.pick_sources(graph, 1, seed=1)[0])
     bfs_s, (levels, queue, reached) = best_time(lambda: bfs_queue(graph.indptr, graph.indices, source))
-    degrees = graph.degrees().astype(np.int32)  # as warpsim.lane_table does
+    degrees = lane_degrees(graph)
 
     def extract():
         frontiers = extract_frontiers(levels, queue, reached, source, "sorted")

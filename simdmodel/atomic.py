@@ -9,20 +9,34 @@ from pathlib import Path
 from .errors import InputError
 
 
+def check_target(target) -> Path:
+    """Raise InputError unless `target` can be written: its directory exists and it is no directory.
+
+    Call it before long work so a bad --out fails at once.
+    """
+    target = Path(target)
+    if not target.parent.is_dir():
+        raise InputError(f"{target}: directory {target.parent} does not exist")
+    if target.is_dir():
+        raise InputError(f"{target}: is a directory")
+    return target
+
+
 @contextlib.contextmanager
 def atomic_path(target):
     """Yield a temporary path in `target`'s directory; rename it to `target` if the block succeeds.
 
-    On any exception the temporary file is removed and `target` is left untouched.
+    On any exception the temporary file is removed and `target` is left untouched. The result
+    gets the usual umask-based mode (mkstemp creates files 0600).
     """
-    target = Path(target)
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise InputError(f"{target}: directory {directory} does not exist")
-    handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=directory)
+    target = check_target(target)
+    handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     os.close(handle)
     try:
         yield Path(temp_name)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(temp_name, 0o666 & ~mask)
         os.replace(temp_name, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

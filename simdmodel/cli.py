@@ -135,13 +135,14 @@ def _load(args):
 
 def _run_analyze(args) -> int:
     from . import render
+    from .atomic import check_target
     from .frontier import check_source, pick_sources
     from .strategies import mappings
     from .warpsim import analyze
 
     chosen = mappings(args.strategies, args.group_sizes, args.cta_size)
     if args.out:
-        render.check_writable(args.out)
+        check_target(args.out)
     graph = _load(args)
     if args.source is not None:
         sources = [check_source(graph, args.source)]
@@ -167,12 +168,13 @@ def _run_info(args) -> int:
 
 
 def _run_convert(args) -> int:
+    from .atomic import check_target
+    from .errors import InputError
     from .readers import write_npz
 
     if not args.out.endswith(".npz"):
-        from .errors import InputError
-
         raise InputError(f"{args.out}: output must end in .npz")
+    check_target(args.out)
     graph = _load(args)
     write_npz(graph, args.out)
     if not args.quiet:

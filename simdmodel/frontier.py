@@ -118,11 +118,15 @@ def check_source(graph: CSRGraph, source: int) -> int:
     return source
 
 
+def _check_order(order: str) -> None:
+    if order not in ORDERS:
+        raise InputError(f"unknown frontier order {order!r} (choose from {', '.join(ORDERS)})")
+
+
 def extract_frontiers(levels: np.ndarray, queue: np.ndarray, reached: int, source: int,
                       order: str = "sorted") -> Frontiers:
     """Group `bfs_queue`'s output into per-level frontiers in `order`."""
-    if order not in ORDERS:
-        raise InputError(f"unknown frontier order {order!r} (choose from {', '.join(ORDERS)})")
+    _check_order(order)
     level_ptr = _level_ptr_of_queue(levels, queue, reached)
     if order == "discovery":
         vertices = queue[:reached].copy()
@@ -133,8 +137,7 @@ def extract_frontiers(levels: np.ndarray, queue: np.ndarray, reached: int, sourc
 
 def bfs(graph: CSRGraph, source: int, order: str = "sorted") -> Frontiers:
     """Run BFS from `source` and return its frontiers in `order` ("sorted" or "discovery")."""
-    if order not in ORDERS:
-        raise InputError(f"unknown frontier order {order!r} (choose from {', '.join(ORDERS)})")
+    _check_order(order)
     source = check_source(graph, source)
     levels, queue, reached = bfs_queue(graph.indptr, graph.indices, source)
     return extract_frontiers(levels, queue, reached, source, order)

@@ -99,40 +99,35 @@ class CSRGraph:
 
 
 @numba.njit(cache=True)
-def _count_out_degrees(src, dst, n, undirected, drop_self_loops):
+def _count_out_degrees(src, dst, n, undirected):
     counts = np.zeros(n + 1, dtype=np.int64)
     for e in range(src.size):
         u = src[e]
         v = dst[e]
-        if u == v:
-            if not drop_self_loops:
-                counts[u + 1] += 1
-            continue
         counts[u + 1] += 1
-        if undirected:
+        if undirected and u != v:
             counts[v + 1] += 1
     return counts
 
 
 @numba.njit(cache=True)
-def _fill_indices(src, dst, indptr, undirected, drop_self_loops):
-    # Walk the edges in input order so each row keeps file order (a stable counting sort).
+def _fill_indices(src, dst, indptr, undirected):
+    # Walk the edges in input order so each row keeps file order (a stable counting sort); an
+    # undirected self loop is stored once. Returns the indices and the number of self loops.
     cursor = indptr[:-1].copy()
     indices = np.empty(indptr[-1], dtype=np.int32)
+    loops = 0
     for e in range(src.size):
         u = src[e]
         v = dst[e]
-        if u == v:
-            if not drop_self_loops:
-                indices[cursor[u]] = v
-                cursor[u] += 1
-            continue
         indices[cursor[u]] = v
         cursor[u] += 1
-        if undirected:
+        if u == v:
+            loops += 1
+        elif undirected:
             indices[cursor[v]] = u
             cursor[v] += 1
-    return indices
+    return indices, loops
 
 
 @numba.njit(cache=True)
@@ -156,13 +151,13 @@ def _duplicate_mask(indptr, indices):
 
 
 @numba.njit(cache=True)
-def _count_self_loops(indptr, indices):
-    total = 0
+def _self_loop_mask(indptr, indices):
+    """True at every entry v -> v."""
+    mask = np.zeros(indices.size, dtype=np.bool_)
     for v in range(indptr.size - 1):
         for k in range(indptr[v], indptr[v + 1]):
-            if indices[k] == v:
-                total += 1
-    return total
+            mask[k] = indices[k] == v
+    return mask
 
 
 @numba.njit(cache=True)
@@ -182,7 +177,7 @@ def _remove_entries(indptr, indices, mask):
 
 def count_self_loops(graph: CSRGraph) -> int:
     """Number of stored entries v -> v."""
-    return int(_count_self_loops(graph.indptr, graph.indices))
+    return int(_self_loop_mask(graph.indptr, graph.indices).sum())
 
 
 def count_duplicates(graph: CSRGraph) -> int:
@@ -222,24 +217,21 @@ def csr_from_edges(
         raise InputError(f"{edges.name or 'graph'}: vertex ids must be integers")
     _check_ids(src, dst, edges.n, edges.name)
     symmetrize = bool(undirected or edges.undirected)
-    counts = _count_out_degrees(src, dst, edges.n, symmetrize, False)
+    counts = _count_out_degrees(src, dst, edges.n, symmetrize)
     indptr = np.cumsum(counts)
     if indptr[-1] > np.iinfo(np.int64).max // 2:
         raise InputError(f"{edges.name or 'graph'}: too many edges")
-    indices = _fill_indices(src, dst, indptr, symmetrize, False)
-    loops = int(_count_self_loops(indptr, indices))
+    indices, loops = _fill_indices(src, dst, indptr, symmetrize)
     dup_mask = _duplicate_mask(indptr, indices)
     duplicates = int(dup_mask.sum())
-    remove = np.zeros(indices.size, dtype=np.bool_)
-    if drop_duplicates:
-        remove |= dup_mask
+    remove = dup_mask if drop_duplicates else np.zeros(indices.size, dtype=np.bool_)
     if drop_self_loops and loops:
-        remove |= np.repeat(np.arange(edges.n, dtype=np.int32), np.diff(indptr)) == indices
+        remove |= _self_loop_mask(indptr, indices)
     if remove.any():
         indptr, indices = _remove_entries(indptr, indices, remove)
     report = LoadReport(
         entries_read=int(src.size),
-        self_loops=loops,
+        self_loops=int(loops),
         duplicates=duplicates,
         symmetrized=symmetrize,
         self_loops_dropped=drop_self_loops,

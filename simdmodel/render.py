@@ -3,26 +3,15 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .atomic import write_text
-from .errors import InputError
 from .strategies import mapping_label
 from .warpsim import Analysis
 
 PERCENT_COLUMNS = {"ua": "UA", "ur": "UR", "idle": "idle", "me": "ME"}
-
-
-def check_writable(out) -> None:
-    """Fail early, before long work, if `out`'s directory does not exist."""
-    directory = Path(out).parent
-    if str(directory) and not directory.is_dir():
-        raise InputError(f"{out}: directory {directory} does not exist")
-    if Path(out).is_dir():
-        raise InputError(f"{out}: is a directory")
 
 
 def emit(text: str, out) -> None:

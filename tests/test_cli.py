@@ -129,3 +129,13 @@ def test_graph_convert_round_trip(tmp_path, capsys):
     assert code_a == code_b == 0 and a == b
     code, _, err = run(capsys, "graph", "convert", SMALL, str(tmp_path / "g.txt"))
     assert code == 2 and "must end in .npz" in err
+
+
+def test_output_files_get_the_usual_mode_not_the_temporary_files_0600(tmp_path, capsys):
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    out_file = tmp_path / "lanes.csv"
+    assert run(capsys, "analyze", SMALL, "--quiet", "--out", str(out_file))[0] == 0
+    assert out_file.stat().st_mode & 0o777 == 0o666 & ~mask

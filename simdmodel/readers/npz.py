@@ -7,7 +7,6 @@ is renamed over the target, so an interrupted write never leaves a half-written 
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +76,3 @@ def write_npz(graph: CSRGraph, path) -> None:
                 indices=np.ascontiguousarray(graph.indices, dtype=np.int32),
                 format_version=np.array(FORMAT_VERSION, dtype=np.int64),
             )
-        mask = os.umask(0)  # mkstemp makes the file 0600; give it the usual umask-based mode
-        os.umask(mask)
-        os.chmod(temp, 0o666 & ~mask)
