@@ -1,4 +1,4 @@
-"""The `simdmodel` command line: `analyze`, `graph info`, `graph convert`.
+"""The `simdmodel` command line: `analyze`, `opm`, `graph info`, `graph convert`.
 
 User mistakes (bad files, options, ids) print one line `simdmodel: error: ...` and exit 2; output
 files are written atomically, so a failed run leaves none behind. Heavy modules load lazily.
@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     _graph_options(analyze)
     _common(analyze)
 
+    _opm_parser(commands)
+
     graph = commands.add_parser("graph", help="graph utilities")
     graph_commands = graph.add_subparsers(dest="graph_command", required=True, parser_class=_Parser)
     info = graph_commands.add_parser("info", help="size, degree statistics, average search depth")
@@ -97,6 +99,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _opm_parser(commands) -> None:
+    opm = commands.add_parser("opm", help="operator-machine prediction of BFS time per round (seed 003)")
+    opm.add_argument("spec", nargs="?", default=DEFAULT_SPEC,
+                     help=f"graph file or generator spec (default {DEFAULT_SPEC})")
+    opm.add_argument("--kernel", default="topo", help="topo, sm-S (S in 1..32), ws or scan (default topo)")
+    opm.add_argument("--gpu", default="k40c", help="GPU profile name or .toml path (default k40c, seed 003's GPU)")
+    opm.add_argument("--cpu", help="predict the serial CPU BFS (seed 003 §4) on this CPU profile instead")
+    opm.add_argument("--threads", type=int, help="launch exactly N threads (a multiple of 32)")
+    opm.add_argument("--block", type=int, help="threads per block (default 256; the CTA size of scan)")
+    opm.add_argument("--grid", type=int, help="blocks (default: one full wave for topo, what the frontier "
+                     "needs up to a full wave for an expansion)")
+    opm.add_argument("--source", type=int, help="BFS source (default: a seeded random vertex with edges)")
+    opm.add_argument("--seed", type=int, default=1, help="seed for picking the default source (default 1)")
+    opm.add_argument("--l2", choices=["lru", "setassoc"], default="lru",
+                     help="L2 model: fully associative LRU (seed 003) or the profile's set-associative geometry")
+    opm.add_argument("--occupancy", type=float,
+                     help="measured achieved occupancy (0..1) to use as the load instead of N_G / W_max")
+    opm.add_argument("--counters", help="counters mode: CSV of measured counts per launch (see opmachine.counters)")
+    opm.add_argument("--per-level", action="store_true", help="one row per kernel launch")
+    opm.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    opm.add_argument("--out", help="write to this file instead of stdout")
+    _graph_options(opm)
+    _common(opm)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from .errors import InputError
@@ -104,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "analyze":
             return _run_analyze(args)
+        if args.command == "opm":
+            return _run_opm(args)
         if args.graph_command == "info":
             return _run_info(args)
         return _run_convert(args)
@@ -151,6 +180,57 @@ def _run_analyze(args) -> int:
     result = analyze(graph, sources, chosen, args.order, progress=_progress(args))
     text = render.render_analysis(result, args.format, args.per_level, cta_size=args.cta_size)
     render.emit(text, args.out)
+    return 0
+
+
+def _run_opm(args) -> int:
+    from opmachine.kernels import check_block, check_grid, parse_kernel
+    from opmachine.profile import load_profile
+
+    from .atomic import check_target
+    from .errors import InputError
+    from .frontier import check_source, pick_sources
+    from .render import emit
+
+    kernel = parse_kernel(args.kernel)
+    if args.threads is not None and (args.block is not None or args.grid is not None):
+        raise InputError("--threads cannot be combined with --block or --grid")
+    if args.block is not None:
+        check_block(args.block)
+    if args.grid is not None:
+        check_grid(args.grid)
+    if args.cpu and (args.counters or args.occupancy is not None):
+        raise InputError("--cpu cannot be combined with --counters or --occupancy")
+    profile = load_profile(args.cpu, kind="cpu") if args.cpu else load_profile(args.gpu, kind="gpu")
+    counters = None
+    if args.counters:
+        from opmachine.counters import read_counters
+
+        counters = read_counters(args.counters)
+    if args.out:
+        check_target(args.out)
+    graph = _load(args)
+    source = check_source(graph, args.source) if args.source is not None else int(pick_sources(graph, 1, args.seed)[0])
+    if args.cpu:
+        from opmachine.cpu import predict_cpu
+        from opmachine.render import render_cpu
+
+        from .frontier import bfs
+
+        table = predict_cpu(graph, bfs(graph, source), profile)
+        header = f"graph {graph.name}: n={graph.n:,} m={graph.m:,}  source {source}"
+        emit(render_cpu(table, profile, args.format, args.per_level, header), args.out)
+        return 0
+    from opmachine.predict import predict_bfs
+    from opmachine.render import render_gpu
+
+    result = predict_bfs(graph, source, kernel, profile, l2_model=args.l2, block=args.block, grid=args.grid,
+                         threads=args.threads, occupancy=args.occupancy, progress=_progress(args))
+    if counters is not None:
+        from opmachine.counters import predict_counters
+
+        result = predict_counters(result, counters)
+    emit(render_gpu(result, args.format, args.per_level), args.out)
     return 0
 
 

@@ -1,0 +1,55 @@
+"""Speed of the whole operator-machine prediction, as ratios to a plain BFS timed in the same run.
+
+    PYTHONPATH=. .venv/bin/python bench/bench_opm.py [--spec rmat:scale=20,ef=16] [--kernels topo,sm-8,ws,scan]
+
+Prints, per kernel and L2 model, the wall time of `predict_bfs` (job generation, coalescing, L2 and
+row-buffer simulation, prediction), the simulated sector accesses per second, and the ratio to one
+plain numba BFS on the same graph. numba compilation is warmed up on a small graph first.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from opmachine.kernels import parse_kernel
+from opmachine.predict import predict_bfs
+from opmachine.profile import load_profile
+from simdmodel.frontier import bfs_queue, pick_sources
+from simdmodel.load import load_graph
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", default="rmat:scale=20,ef=16,seed=1")
+    parser.add_argument("--kernels", default="topo,sm-8,ws,scan")
+    parser.add_argument("--gpu", default="h100")
+    parser.add_argument("--l2", default="lru,setassoc")
+    args = parser.parse_args()
+    profile = load_profile(args.gpu, kind="gpu")
+    kernels = [parse_kernel(k) for k in args.kernels.split(",")]
+    small = load_graph("rmat:scale=10,ef=8,seed=1")
+    for kernel in kernels:
+        for l2 in args.l2.split(","):
+            predict_bfs(small, int(pick_sources(small, 1, 1)[0]), kernel, profile, l2_model=l2)
+    start = time.perf_counter()
+    graph = load_graph(args.spec)
+    print(f"{args.spec}: n={graph.n:,} m={graph.m:,} (built in {time.perf_counter() - start:.2f} s)")
+    source = int(pick_sources(graph, 1, 1)[0])
+    bfs_queue(graph.indptr, graph.indices, source)
+    start = time.perf_counter()
+    bfs_queue(graph.indptr, graph.indices, source)
+    bfs_s = time.perf_counter() - start
+    print(f"plain BFS: {bfs_s:.3f} s")
+    print(f"{'kernel':8} {'l2':9} {'seconds':>8} {'/BFS':>7} {'sectors':>13} {'Msectors/s':>11} {'predicted ms':>13}")
+    for kernel in kernels:
+        for l2 in args.l2.split(","):
+            start = time.perf_counter()
+            result = predict_bfs(graph, source, kernel, profile, l2_model=l2)
+            seconds = time.perf_counter() - start
+            simulated = result.per_level.loc[result.per_level["phase"] != "compact", "l2_sectors"].sum()
+            print(f"{kernel.label:8} {l2:9} {seconds:8.2f} {seconds / bfs_s:7.1f} {simulated:13,} "
+                  f"{simulated / seconds / 1e6:11.1f} {result.predicted_ns / 1e6:13.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""Warp-level GPU jobs (seed 003 §6.3): one dynamic memory instruction of one warp, with its sectors.
+
+A kernel's job generator walks the launch in the documented order (work chunks in ascending order,
+each warp's instructions in program order) and appends every job: its server, the launched warp
+that ran it, and the sorted distinct 32-byte sectors its active lanes touched (the L2 requests,
+DESIGN.md). Generators fill preallocated buffers chunk by chunk and hand back control when the
+next chunk might not fit, so the buffers grow to what the launch needs and no more.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from ..layout import ELEMENTS_PER_SECTOR
+
+ANI, NF1, ERL, EDL, NF2, OP = range(6)
+
+
+@dataclass(frozen=True)
+class JobTrace:
+    """All jobs of one kernel launch in generation order; job j's sectors are sectors[ptr[j]:ptr[j+1]]."""
+
+    server: np.ndarray  # int8 server id per job (order of bfs_machine.SERVERS)
+    warp: np.ndarray  # int32 launched warp per job
+    ptr: np.ndarray  # int64, jobs + 1 offsets into `sectors`
+    sectors: np.ndarray  # int32 sector ids
+    warps: int  # launched warps
+
+    @property
+    def jobs(self) -> int:
+        return self.server.size
+
+
+@numba.njit(cache=True)
+def push_job(server, warp, elements, count, base_sector, job_server, job_warp, job_ptr, sectors, nj, ns):
+    """Append one job whose `count` active lanes touch `elements[:count]` of an array at `base_sector`.
+
+    Coalesces the lane addresses into ascending distinct sectors (insertion into a sorted run of
+    at most 32). Returns the new (jobs, sectors) fill counts.
+    """
+    start = ns
+    for i in range(count):
+        s = base_sector + elements[i] // ELEMENTS_PER_SECTOR
+        j = ns
+        while j > start and sectors[j - 1] > s:
+            j -= 1
+        if j > start and sectors[j - 1] == s:
+            continue
+        for t in range(ns, j, -1):
+            sectors[t] = sectors[t - 1]
+        sectors[j] = s
+        ns += 1
+    job_server[nj] = server
+    job_warp[nj] = warp
+    job_ptr[nj + 1] = ns
+    return nj + 1, ns
+
+
+class JobBuffer:
+    """Growable job arrays handed to a numba generator, which stops early when a chunk would not fit."""
+
+    def __init__(self, jobs: int, sectors: int):
+        self.server = np.empty(max(jobs, 16), dtype=np.int8)
+        self.warp = np.empty(max(jobs, 16), dtype=np.int32)
+        self.ptr = np.zeros(max(jobs, 16) + 1, dtype=np.int64)
+        self.sectors = np.empty(max(sectors, 64), dtype=np.int32)
+        self.nj = 0
+        self.ns = 0
+
+    def grow(self, need_jobs: int, need_sectors: int) -> None:
+        if self.nj + need_jobs > self.server.size:
+            size = max(2 * self.server.size, self.nj + need_jobs)
+            self.server = _resized(self.server, size)
+            self.warp = _resized(self.warp, size)
+            self.ptr = _resized(self.ptr, size + 1)
+        if self.ns + need_sectors > self.sectors.size:
+            self.sectors = _resized(self.sectors, max(2 * self.sectors.size, self.ns + need_sectors))
+
+    def trace(self, warps: int) -> JobTrace:
+        return JobTrace(self.server[: self.nj].copy(), self.warp[: self.nj].copy(),
+                        self.ptr[: self.nj + 1].copy(), self.sectors[: self.ns].copy(), warps)
+
+
+def _resized(array: np.ndarray, size: int) -> np.ndarray:
+    out = np.empty(size, dtype=array.dtype)
+    out[: array.size] = array
+    return out
+
+
+def generate(fill, args: tuple, chunks: int, warps: int, jobs_hint: int, sectors_hint: int) -> JobTrace:
+    """Drive `fill(*args, chunk, chunks, server, warp, ptr, sectors, nj, ns)` over all chunks.
+
+    `fill` returns (next chunk, jobs, sectors, jobs needed, sectors needed); it stops before a chunk
+    that might not fit, and this loop grows the buffers and resumes there.
+    """
+    buffer = JobBuffer(jobs_hint, sectors_hint)
+    chunk = 0
+    while True:
+        chunk, buffer.nj, buffer.ns, need_jobs, need_sectors = fill(
+            *args, chunk, chunks, buffer.server, buffer.warp, buffer.ptr, buffer.sectors, buffer.nj, buffer.ns)
+        if chunk >= chunks:
+            return buffer.trace(warps)
+        buffer.grow(need_jobs, need_sectors)
+
+
+@numba.njit(cache=True)
+def fits(nj, ns, need_jobs, need_sectors, job_server, sectors):
+    """Whether a chunk needing at most these many jobs and sectors fits in the buffers."""
+    return nj + need_jobs <= job_server.size and ns + need_sectors <= sectors.size
+
+
+@numba.njit(cache=True)
+def expand_edges(edges, count, indices, levels, stamp, level, dst, stores):
+    """One lockstep inner-loop iteration: destinations of `edges[:count]`, and the lanes that store.
+
+    A lane stores when its destination is still unvisited, that is its BFS level is beyond
+    `level` and no earlier job of this round stored it (`stamp`). Loads precede stores within the
+    iteration, so two lanes finding the same vertex both store. Returns the number of stores.
+    """
+    for i in range(count):
+        dst[i] = indices[edges[i]]
+    stored = 0
+    for i in range(count):
+        d = dst[i]
+        if levels[d] > level and stamp[d] != level:
+            stores[stored] = d
+            stored += 1
+    for i in range(stored):
+        stamp[stores[i]] = level
+    return stored
+
+
+@numba.njit(cache=True)
+def inner_iteration(warp, edges, count, indices, levels, stamp, level, base_edge, base_level, dst, stores,
+                    job_server, job_warp, job_ptr, sectors, nj, ns):
+    """Jobs of one lockstep edge iteration: EDL reads edge_dst, NF2 reads level[dst], OP stores.
+
+    OP is one job when at least one lane stores (seed 003 §6.3, Fig. 4).
+    """
+    nj, ns = push_job(EDL, warp, edges, count, base_edge, job_server, job_warp, job_ptr, sectors, nj, ns)
+    stored = expand_edges(edges, count, indices, levels, stamp, level, dst, stores)
+    nj, ns = push_job(NF2, warp, dst, count, base_level, job_server, job_warp, job_ptr, sectors, nj, ns)
+    if stored > 0:
+        nj, ns = push_job(OP, warp, stores, stored, base_level, job_server, job_warp, job_ptr, sectors, nj, ns)
+    return nj, ns

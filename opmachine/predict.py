@@ -1,0 +1,231 @@
+"""Predicted time per BFS round on a GPU from simulated jobs and memory visits (seed 003 §6.5, Eq. 4).
+
+Per kernel launch: the jobs per server (warp-level memory instructions) and their L2 / row-buffer
+outcomes; the load n, measured (achieved occupancy x physical warps) or estimated by Little's law
+as n_est = N_G / W_max, where W_max is the most jobs one physical warp runs; the MLP at each
+memory server m_i = V_i * n; service times S_i(m_i) from the profile's curves; and the GPU memory
+machine (Fig. 5: L2 hits, row-buffer hits, row-buffer misses) analysed for its bottleneck:
+predicted time = N_G * max_i V_i * S_i(m_i) plus the profile's per-launch overhead.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from simdmodel.errors import InputError
+from simdmodel.frontier import bfs
+
+from .bfs_machine import SERVERS
+from .kernels import (DEFAULT_BLOCK, Kernel, Launch, compact_counts, group_jobs, scan_jobs, topo_jobs,
+                      ws_jobs)
+from .layout import layout_for
+from .machine import OperatorMachine, Server
+from .memory import L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, simulate_launch
+
+MEMORY_MACHINE = OperatorMachine(
+    "GPU memory, seed 003 Fig. 5",
+    (Server("L2H", "L2 hit"), Server("RBH", "DRAM row-buffer hit"), Server("RBM", "DRAM row-buffer miss")),
+    (("in", "L2H"), ("in", "RBH"), ("in", "RBM"), ("L2H", "out"), ("RBH", "out"), ("RBM", "out")),
+)
+MEMORY_MACHINE_NO_ROWS = OperatorMachine(
+    "GPU memory without a row-buffer split",
+    (Server("L2H", "L2 hit"), Server("DRAM", "DRAM access")),
+    (("in", "L2H"), ("in", "DRAM"), ("L2H", "out"), ("DRAM", "out")),
+)
+CURVE_OF = {"L2H": "l2_hit", "RBH": "row_hit", "RBM": "row_miss", "DRAM": "dram"}
+
+COUNT_COLUMNS = ("l2_sectors", "l2_hits", "dram_sectors", "row_hits", "row_misses")
+PER_LEVEL_COLUMNS = (
+    "level", "kernel", "phase", "block", "grid", "frontier_vertices", "frontier_edges",
+    *(f"jobs_{s.lower()}" for s in SERVERS), "jobs_total", "w_max", *COUNT_COLUMNS,
+    "v_l2h", "v_rbh", "v_rbm", "v_dram", "load", "mlp_l2h", "mlp_rbh", "mlp_rbm", "mlp_dram",
+    "bottleneck", "predicted_ns", "mode",
+)
+
+
+@dataclass(frozen=True)
+class OpmResult:
+    """A predicted BFS: one row per kernel launch, per-server attribution, and the L2 miss-ratio curve."""
+
+    graph_name: str
+    n: int
+    m: int
+    source: int
+    kernel: str
+    profile: object
+    l2_model: str
+    per_level: pd.DataFrame
+    per_server: pd.DataFrame
+    mrc: pd.DataFrame | None = field(default=None)
+
+    @property
+    def predicted_ns(self) -> float:
+        return float(self.per_level["predicted_ns"].sum())
+
+    def summary(self) -> dict:
+        """Whole-BFS totals: jobs per server, sectors, hit rates, predicted time, bottleneck time shares."""
+        table = self.per_level
+        out = {
+            "graph": self.graph_name, "n": self.n, "m": self.m, "source": self.source, "kernel": self.kernel,
+            "gpu": self.profile.name, "curves_measured": bool(self.profile.measured), "l2_model": self.l2_model,
+            "levels": int(table["level"].nunique()), "launches": int(len(table)),
+        }
+        for column in (*(f"jobs_{s.lower()}" for s in SERVERS), "jobs_total", *COUNT_COLUMNS):
+            out[column] = int(table[column].sum())
+        out["l2_hit_rate"] = _ratio(out["l2_hits"], out["l2_sectors"])
+        out["row_hit_rate"] = _ratio(out["row_hits"], out["dram_sectors"])
+        out["predicted_ns"] = self.predicted_ns
+        edges = float(table.loc[table["phase"] != "compact", "frontier_edges"].sum())
+        out["predicted_gteps"] = edges / out["predicted_ns"] if out["predicted_ns"] > 0 else float("nan")
+        shares = table.groupby("bottleneck")["predicted_ns"].sum() / max(out["predicted_ns"], 1e-300)
+        out["bottleneck_time_share"] = {str(k): round(float(v), 4) for k, v in shares.items()}
+        return out
+
+
+def _ratio(a, b) -> float:
+    return float(a) / float(b) if b else float("nan")
+
+
+def full_wave_grid(profile, block: int) -> int:
+    """Blocks that fill every SM once: the grid a grid-stride kernel launches by default."""
+    return profile.full_wave_grid(block)
+
+
+def threads_launch(threads: int) -> Launch:
+    """A launch of exactly `threads` threads (a multiple of 32) in blocks of gcd(threads, 256)."""
+    if threads < 32 or threads % 32:
+        raise InputError(f"--threads must be a positive multiple of 32, got {threads}")
+    block = int(np.gcd(threads, DEFAULT_BLOCK))
+    return Launch(block, threads // block)
+
+
+def _expansion_launch(kernel: Kernel, profile, front_size: int, block: int, grid: int | None) -> Launch:
+    if grid is not None:
+        return Launch(block, grid)
+    if kernel.strategy == "scan":
+        needed_blocks = -(-front_size // block)
+    else:
+        per_warp = 32 // kernel.param if kernel.strategy == "group" else 32
+        needed_blocks = -(-(-(-front_size // per_warp)) // (block // 32))
+    return Launch(block, max(1, min(full_wave_grid(profile, block), needed_blocks)))
+
+
+def memory_prediction(jobs: float, l2_hits: float, row_hits: float, row_misses: float, w_max: float,
+                      profile, load: float | None = None) -> dict:
+    """Visits, load, MLP, bottleneck and predicted time of one launch from its counts (Eq. 4)."""
+    dram = row_hits + row_misses
+    visits = {"L2H": l2_hits / jobs, "RBH": row_hits / jobs, "RBM": row_misses / jobs, "DRAM": dram / jobs}
+    n = float(load) if load is not None else jobs / w_max
+    mlp = {name: v * n for name, v in visits.items()}
+    if profile.has_row_split:
+        machine, completions = MEMORY_MACHINE, {"L2H": l2_hits, "RBH": row_hits, "RBM": row_misses}
+    else:
+        machine, completions = MEMORY_MACHINE_NO_ROWS, {"L2H": l2_hits, "DRAM": dram}
+    service = {name: float(profile.curves[CURVE_OF[name]](mlp[name])) for name, c in completions.items() if c > 0}
+    out = {"v_l2h": visits["L2H"], "v_rbh": visits["RBH"], "v_rbm": visits["RBM"], "v_dram": visits["DRAM"],
+           "load": n, "mlp_l2h": mlp["L2H"], "mlp_rbh": mlp["RBH"], "mlp_rbm": mlp["RBM"], "mlp_dram": mlp["DRAM"]}
+    if not service:
+        out.update(bottleneck="none", predicted_ns=float(profile.launch_overhead_ns))
+        return out
+    result = machine.analyze(jobs, {k: v for k, v in completions.items() if v > 0}, service)
+    out.update(bottleneck=result.bottleneck, predicted_ns=result.time_ns + float(profile.launch_overhead_ns))
+    return out
+
+
+def _w_max(per_warp: np.ndarray, physical_warps: int) -> int:
+    """Most jobs on one physical warp; launched warps beyond the GPU's slots run in later waves."""
+    slots = np.bincount(np.arange(per_warp.size) % physical_warps, weights=per_warp)
+    return int(slots.max())
+
+
+def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, profile, load):
+    jobs = int(counts[:, 0].sum())
+    w_max = _w_max(per_warp, profile.physical_warps)
+    row = {"level": level, "kernel": kernel_label, "phase": phase, "block": launch.block, "grid": launch.grid,
+           "frontier_vertices": front_size, "frontier_edges": front_edges}
+    for s, name in enumerate(SERVERS):
+        row[f"jobs_{name.lower()}"] = int(counts[s, 0])
+    row["jobs_total"] = jobs
+    row["w_max"] = w_max
+    for k, column in enumerate(COUNT_COLUMNS):
+        row[column] = int(counts[:, k + 1].sum())
+    row.update(memory_prediction(jobs, row["l2_hits"], row["row_hits"], row["row_misses"], w_max, profile, load))
+    row["mode"] = "simulation"
+    return row
+
+
+def _server_rows(level, phase, counts):
+    return [{"level": level, "phase": phase, "server": name, "jobs": int(counts[s, 0]),
+             **{column: int(counts[s, k + 1]) for k, column in enumerate(COUNT_COLUMNS)}}
+            for s, name in enumerate(SERVERS)]
+
+
+def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lru", block: int | None = None,
+                grid: int | None = None, threads: int | None = None, occupancy: float | None = None,
+                progress: bool = False) -> OpmResult:
+    """Simulate every launch of a BFS from `source` with `kernel` on `profile`'s GPU and predict its time.
+
+    Launch geometry: `threads` (exact thread count), or `block` and/or `grid`; by default blocks
+    of 256 and, for `topo`, one full wave of blocks (a grid-stride loop), for an expansion the
+    blocks its frontier needs up to one full wave. Compaction always uses the default geometry.
+    `occupancy` (0..1 of the GPU's warp slots) replaces the estimated load in every launch.
+    """
+    if l2_model not in L2_MODELS:
+        raise InputError(f"unknown L2 model {l2_model!r} (choose {', '.join(L2_MODELS)})")
+    if occupancy is not None and not 0 < occupancy <= 1:
+        raise InputError(f"occupancy must be in (0, 1], got {occupancy}")
+    if threads is not None:
+        fixed = threads_launch(threads)
+        block, grid = fixed.block, fixed.grid
+    block = DEFAULT_BLOCK if block is None else block
+    load = None if occupancy is None else occupancy * profile.physical_warps
+    frontiers = bfs(graph, source)
+    layout = layout_for(graph.n, graph.m)
+    levels = frontiers.levels
+    stamp = np.full(graph.n, -1, dtype=np.int32)
+    edge_sizes = frontiers.edge_frontier_sizes(graph)
+    rows, server_rows = [], []
+    mrc_misses = np.zeros(len(MRC_CAPACITIES_BYTES), dtype=np.int64)
+    accesses = 0
+    steps = range(frontiers.depth)
+    if progress:
+        from tqdm import tqdm
+
+        steps = tqdm(steps, desc=f"opm {kernel.label}", unit="level", leave=False)
+    for level in steps:
+        front = frontiers.frontier(level)
+        if kernel.strategy == "topo":
+            launch = Launch(block, grid if grid is not None else full_wave_grid(profile, block))
+            trace = topo_jobs(graph, levels, stamp, level, layout, launch.warps)
+            phase = "topo"
+        else:
+            launch = _expansion_launch(kernel, profile, front.size, block, grid)
+            if kernel.strategy == "group":
+                trace = group_jobs(graph, levels, stamp, level, front, kernel.param, layout, launch.warps)
+            elif kernel.strategy == "ws":
+                trace = ws_jobs(graph, levels, stamp, level, front, layout, launch.warps)
+            else:
+                trace = scan_jobs(graph, levels, stamp, level, front, launch.block, layout, launch.grid)
+            phase = "expand"
+        counts, misses_at = simulate_launch(trace, layout, profile, l2_model)
+        if misses_at is not None:
+            mrc_misses += misses_at
+            accesses += int(counts[:, 1].sum())
+        rows.append(_launch_row(level, kernel.label, phase, launch, front.size, int(edge_sizes[level]), counts,
+                                jobs_per_warp(trace), profile, load))
+        server_rows.extend(_server_rows(level, phase, counts))
+        if kernel.data_driven:
+            next_front = frontiers.frontier(level + 1) if level + 1 < frontiers.depth else front[:0]
+            compact = Launch(DEFAULT_BLOCK, full_wave_grid(profile, DEFAULT_BLOCK))
+            counts, per_warp = compact_counts(graph.n, next_front, compact.warps, profile.dram_block_bytes)
+            rows.append(_launch_row(level, kernel.label, "compact", compact, next_front.size, 0, counts, per_warp,
+                                    profile, load))
+            server_rows.extend(_server_rows(level, "compact", counts))
+    mrc = None
+    if l2_model == "lru":
+        mrc = pd.DataFrame({"capacity_bytes": MRC_CAPACITIES_BYTES, "accesses": accesses, "misses": mrc_misses})
+        mrc["miss_ratio"] = mrc["misses"] / max(accesses, 1)
+    return OpmResult(graph.name, graph.n, graph.m, int(source), kernel.label, profile, l2_model,
+                     pd.DataFrame(rows, columns=PER_LEVEL_COLUMNS), pd.DataFrame(server_rows), mrc)

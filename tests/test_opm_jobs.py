@@ -1,0 +1,213 @@
+"""Warp-level job counts and sectors of the modelled kernels (seed 003 §6.3, Fig. 4).
+
+Every generator is checked job by job (server, warp, sectors) against a lane-by-lane replay of the
+kernel's pseudo-code in tests/naive_opm.py, and the expansion's inner-loop jobs against simdmodel's
+lane accounting for the same mapping.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive_opm
+from opmachine.kernels import (Kernel, compact_counts, group_jobs, parse_kernel, scan_jobs, topo_jobs,
+                               ws_jobs)
+from opmachine.layout import layout_for
+from opmachine.memory import interleaved_order
+from simdmodel.errors import InputError
+from simdmodel.frontier import bfs
+from simdmodel.graph import EdgeList, csr_from_edges
+from simdmodel.strategies import Mapping
+
+A, B, C, D, E, F = range(6)
+
+
+def figure2_graph():
+    """Seed 003 Fig. 2: A at level 0; B and E at level 1; B -> E, C, D (E first), E -> F."""
+    src = np.array([A, A, B, B, B, E], dtype=np.int64)
+    dst = np.array([B, E, E, C, D, F], dtype=np.int64)
+    return csr_from_edges(EdgeList(src, dst, 6, undirected=False, name="fig2"), undirected=False)
+
+
+def graph_of(n, pairs, undirected):
+    src = np.array([p[0] for p in pairs], dtype=np.int64)
+    dst = np.array([p[1] for p in pairs], dtype=np.int64)
+    return csr_from_edges(EdgeList(src, dst, n, undirected=undirected, name="random"), undirected=undirected)
+
+
+def jobs_of(trace):
+    return [(int(trace.server[j]), int(trace.warp[j]), trace.sectors[trace.ptr[j]:trace.ptr[j + 1]].tolist())
+            for j in range(trace.jobs)]
+
+
+def per_server(trace):
+    return np.bincount(trace.server, minlength=6).tolist()
+
+
+def test_figure4_topo_jobs_of_warp0():
+    # Seed 003 §6.3: with 32 threads all six nodes share warp 0. LEVEL = 2 expands B and E:
+    # ANI 1, NF1 1, ERL 2, then max(deg B, deg E) = 3 iterations of EDL and NF2; OP stores in all
+    # three (iteration 1: E -> F while B -> E finds E labelled; 2: B -> C; 3: B -> D): N_G = 13.
+    graph = figure2_graph()
+    frontiers = bfs(graph, A)
+    stamp = np.full(6, -1, dtype=np.int32)
+    trace = topo_jobs(graph, frontiers.levels, stamp, 1, layout_for(6, 6), warps=1)
+    assert per_server(trace) == [1, 1, 2, 3, 3, 3]
+    assert trace.jobs == 13
+    # Every array fits in one sector, so each job touches exactly one.
+    assert np.diff(trace.ptr).tolist() == [1] * 13
+
+
+def test_layout_aligns_each_array_to_256_bytes():
+    layout = layout_for(1000, 5000)
+    bases = [layout.base_sector[name] for name in ("num_nodes", "row_start", "edge_dst", "level", "queue")]
+    assert all(b % 8 == 0 for b in bases)  # 8 sectors = 256 bytes
+    # num_nodes: 1 word -> 256 B; row_start 1001 words -> 4096 B (16 x 256); edge_dst 20000 B -> 20224 B
+    assert bases == [0, 8, 8 + 128, 8 + 128 + 632, 8 + 128 + 632 + 128]
+
+
+def test_layout_refuses_edges_beyond_4_byte_offsets():
+    with pytest.raises(InputError, match="4-byte row offsets"):
+        layout_for(10, 2**31)
+
+
+@pytest.mark.parametrize("text, label", [("topo", "topo"), ("sm-1", "sm-1"), ("SM-32", "sm-32"), ("ws", "ws"),
+                                         ("scan", "scan")])
+def test_parse_kernel(text, label):
+    assert parse_kernel(text).label == label
+
+
+@pytest.mark.parametrize("text", ["sm-0", "sm-33", "sm-x", "bfs", ""])
+def test_parse_kernel_rejects(text):
+    with pytest.raises(InputError):
+        parse_kernel(text)
+
+
+graphs = st.integers(2, 70).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), min_size=1, max_size=300),
+    st.booleans()))
+
+
+def _replay_all(graph, frontiers, run_fast, run_naive):
+    """Both generators over every level with shared round state; traces must be identical."""
+    layout = layout_for(graph.n, graph.m)
+    stamp = np.full(graph.n, -1, dtype=np.int32)
+    for level in range(frontiers.depth):
+        fast = run_fast(layout, stamp, level)
+        replay = naive_opm.Replay(graph.indptr, graph.indices, frontiers.levels, level, layout.base_sector)
+        run_naive(replay, level)
+        assert jobs_of(fast) == replay.jobs, f"level {level}"
+        yield level, fast
+
+
+def _source(graph):
+    return int(np.flatnonzero(graph.degrees() > 0)[0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs, st.sampled_from([1, 2, 3, 5]))
+def test_topo_matches_lane_replay(spec, warps):
+    n, pairs, undirected = spec
+    graph = graph_of(n, pairs, undirected)
+    frontiers = bfs(graph, _source(graph))
+    list(_replay_all(
+        graph, frontiers,
+        lambda layout, stamp, level: topo_jobs(graph, frontiers.levels, stamp, level, layout, warps),
+        lambda replay, level: naive_opm.topo(replay, graph.n, warps)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs, st.sampled_from([1, 2, 3, 4, 7, 8, 16, 32]), st.sampled_from([1, 2, 5]))
+def test_group_matches_lane_replay_and_lane_accounting(spec, size, warps):
+    n, pairs, undirected = spec
+    graph = graph_of(n, pairs, undirected)
+    frontiers = bfs(graph, _source(graph))
+    degrees = graph.degrees()[frontiers.vertices]
+    lanes = Mapping("group", size).count_lanes(degrees, frontiers.level_ptr)
+    for level, trace in _replay_all(
+            graph, frontiers,
+            lambda layout, stamp, level: group_jobs(graph, frontiers.levels, stamp, level,
+                                                    frontiers.frontier(level), size, layout, warps),
+            lambda replay, level: naive_opm.group(replay, frontiers.frontier(level), size, warps)):
+        # one EDL and one NF2 job per warp iteration of the lane accounting
+        assert per_server(trace)[3] == per_server(trace)[4] == lanes[level, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs, st.sampled_from([1, 3]))
+def test_ws_matches_lane_replay_and_lane_accounting(spec, warps):
+    n, pairs, undirected = spec
+    graph = graph_of(n, pairs, undirected)
+    frontiers = bfs(graph, _source(graph))
+    lanes = Mapping("ws").count_lanes(graph.degrees()[frontiers.vertices], frontiers.level_ptr)
+    for level, trace in _replay_all(
+            graph, frontiers,
+            lambda layout, stamp, level: ws_jobs(graph, frontiers.levels, stamp, level, frontiers.frontier(level),
+                                                 layout, warps),
+            lambda replay, level: naive_opm.ws(replay, frontiers.frontier(level), warps)):
+        assert per_server(trace)[3] == lanes[level, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs, st.sampled_from([32, 64, 96]), st.sampled_from([1, 2]))
+def test_scan_matches_lane_replay_and_lane_accounting(spec, cta, grid):
+    n, pairs, undirected = spec
+    graph = graph_of(n, pairs, undirected)
+    frontiers = bfs(graph, _source(graph))
+    lanes = Mapping("scan", cta).count_lanes(graph.degrees()[frontiers.vertices], frontiers.level_ptr)
+    for level, trace in _replay_all(
+            graph, frontiers,
+            lambda layout, stamp, level: scan_jobs(graph, frontiers.levels, stamp, level,
+                                                   frontiers.frontier(level), cta, layout, grid),
+            lambda replay, level: naive_opm.scan(replay, frontiers.frontier(level), cta, grid)):
+        assert per_server(trace)[3] == lanes[level, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs)
+def test_op_stores_label_each_next_frontier_vertex(spec):
+    # In the documented order every vertex of level L+1 is stored at least once in round L.
+    n, pairs, undirected = spec
+    graph = graph_of(n, pairs, undirected)
+    frontiers = bfs(graph, _source(graph))
+    stamp = np.full(graph.n, -1, dtype=np.int32)
+    layout = layout_for(graph.n, graph.m)
+    for level in range(frontiers.depth):
+        group_jobs(graph, frontiers.levels, stamp, level, frontiers.frontier(level), 4, layout, 2)
+        assert set(np.flatnonzero(stamp == level).tolist()) == set(
+            frontiers.frontier(level + 1).tolist() if level + 1 < frontiers.depth else [])
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(0, 4), max_size=60))
+def test_interleaved_order_sorts_by_step_then_generation(warps_of_jobs):
+    warp = np.array(warps_of_jobs, dtype=np.int32)
+    order = interleaved_order(warp, 5).tolist()
+    seen = [0] * 5
+    keys = []
+    for j, w in enumerate(warps_of_jobs):
+        keys.append((seen[w], j))
+        seen[w] += 1
+    assert order == [j for _, j in sorted(keys)]
+
+
+def test_compaction_counts_by_hand():
+    # n = 100 nodes: 4 warp steps (32, 32, 32, 4 nodes); next frontier {3, 5, 40, 99}.
+    # ANI 4 jobs, NF1 4 jobs reading ceil(100/8) = 13 level sectors, all cold misses.
+    # OP: chunks 0, 1, 3 pass: positions [0,2), [2,3), [3,4) -> queue sector 0 touched 3 times.
+    counts, per_warp = compact_counts(100, np.array([3, 5, 40, 99]), warps=2, block_bytes=256)
+    ani, nf1, op = counts[0].tolist(), counts[1].tolist(), counts[5].tolist()
+    # fields: jobs, l2_sectors, l2_hits, dram_sectors, row_hits, row_misses
+    assert ani == [4, 4, 3, 1, 0, 1]
+    assert nf1 == [4, 13, 0, 13, 11, 2]  # 13 sectors in 2 DRAM blocks of 8 sectors
+    assert op == [3, 3, 2, 1, 0, 1]
+    # warp 0 runs chunks 0, 2 (4 jobs) + OP of chunk 0; warp 1 runs chunks 1, 3 + two OPs
+    assert per_warp.tolist() == [5, 6]
+    assert counts[2:5].sum() == 0
+
+
+def test_kernel_mapping_names_match_simdmodel():
+    assert Kernel("group", 8).mapping() == Mapping("group", 8)
+    assert Kernel("topo").mapping() is None

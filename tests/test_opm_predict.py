@@ -1,0 +1,254 @@
+"""Memory simulation, prediction arithmetic, counters mode and the `opm` command (seed 003 §6.4-6.5)."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive_opm
+from opmachine.counters import predict_counters, read_counters
+from opmachine.kernels import JobTrace, compact_counts, parse_kernel, topo_jobs
+from opmachine.layout import layout_for
+from opmachine.memory import interleaved_order, simulate_launch
+from opmachine.predict import memory_prediction, predict_bfs
+from opmachine.profile import Curve, load_profile
+from simdmodel.cli import main
+from simdmodel.errors import InputError
+from simdmodel.frontier import bfs
+from test_opm_jobs import figure2_graph, graph_of, graphs
+
+K40C = load_profile("k40c", kind="gpu")
+
+
+def test_table2_memory_counts_of_figure4():
+    # Seed 003 Table 2 for Fig. 4: C_L2 = 13 transactions, C_DRAM = 4, C_L2H = 9, C_RBM = 4, C_RBH = 0.
+    # Each array fits in one sector at its own 256-byte base (its own DRAM block), so only the
+    # first touch of num_nodes (ANI), level (NF1), row_start (ERL) and edge_dst (EDL) misses.
+    graph = figure2_graph()
+    frontiers = bfs(graph, 0)
+    layout = layout_for(6, 6)
+    trace = topo_jobs(graph, frontiers.levels, np.full(6, -1, dtype=np.int32), 1, layout, warps=1)
+    for model in ("lru", "setassoc"):
+        counts, _ = simulate_launch(trace, layout, K40C, model)
+        l2_sectors, l2_hits, dram, row_hits, row_misses = counts[:, 1:].sum(axis=0)
+        assert (l2_sectors, l2_hits, dram, row_hits, row_misses) == (13, 9, 4, 0, 4)
+        # misses by server: ANI 1, NF1 1, ERL 1, EDL 1 (seed 003 §6.4)
+        assert counts[:, 3].tolist() == [1, 1, 1, 1, 0, 0]
+
+
+def _compaction_trace(n, next_front, warps):
+    """Lane-by-lane compaction launch: ANI, NF1, and OP storing passing nodes at their queue rank."""
+    base = layout_for(n, 1).base_sector
+    rank = {v: i for i, v in enumerate(next_front)}
+    server, warp, ptr, sectors = [], [], [0], []
+    for chunk in range(-(-n // 32)):
+        nodes = list(range(chunk * 32, min(chunk * 32 + 32, n)))
+        jobs = [(0, [base["num_nodes"]]), (1, sorted({base["level"] + v // 8 for v in nodes}))]
+        passing = [v for v in nodes if v in rank]
+        if passing:
+            jobs.append((5, sorted({base["queue"] + rank[v] // 8 for v in passing})))
+        for s, secs in jobs:
+            server.append(s)
+            warp.append(chunk % warps)
+            sectors.extend(secs)
+            ptr.append(len(sectors))
+    return JobTrace(np.array(server, np.int8), np.array(warp, np.int32), np.array(ptr, np.int64),
+                    np.array(sectors, np.int32), warps)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 400).flatmap(lambda n: st.tuples(st.just(n), st.sets(st.integers(0, n - 1)))),
+       st.sampled_from([1, 3, 8]))
+def test_compaction_closed_form_equals_simulation(spec, warps):
+    # With an L2 and a row buffer large enough to keep every stream, the streaming argument of
+    # kernels/compact.py is exact.
+    n, chosen = spec
+    next_front = np.array(sorted(chosen), dtype=np.int64)
+    big = dataclasses.replace(K40C, row_buffers=4096)
+    trace = _compaction_trace(n, next_front.tolist(), warps)
+    simulated, _ = simulate_launch(trace, layout_for(n, 1), big, "lru")
+    closed, per_warp = compact_counts(n, next_front, warps, big.dram_block_bytes)
+    assert closed.tolist() == simulated.tolist()
+    assert per_warp.tolist() == np.bincount(trace.warp, minlength=warps).tolist()
+
+
+def _flat_profile(**service):
+    curves = {name: Curve(np.array([1.0, 1e6]), np.array([ns, ns])) for name, ns in service.items()}
+    return dataclasses.replace(K40C, curves=curves, launch_overhead_ns=100.0)
+
+
+def test_prediction_is_bottleneck_demand_plus_launch_overhead():
+    # N = 100 jobs: 50 L2 hits x 1 ns, 20 row hits x 2 ns, 30 row misses x 3 ns: demands (per job)
+    # 0.5, 0.4, 0.9 -> RBM is the bottleneck, time = 100 x 0.9 + 100 ns of launch overhead.
+    profile = _flat_profile(l2_hit=1.0, row_hit=2.0, row_miss=3.0)
+    out = memory_prediction(100, 50, 20, 30, w_max=10, profile=profile)
+    assert out["bottleneck"] == "RBM"
+    assert out["predicted_ns"] == pytest.approx(190.0)
+    assert out["load"] == 10  # n_est = N_G / W_max
+    assert out["mlp_rbm"] == pytest.approx(3.0)  # V_RBM * n = 0.3 * 10
+
+
+def test_service_time_follows_mlp():
+    # S_L2H(m) falls from 10 ns at m = 1 to 1 ns at m = 100, linear in log m: S(10) = 5.5 ns.
+    profile = dataclasses.replace(_flat_profile(l2_hit=1.0, dram=1.0),
+                                  curves={"l2_hit": Curve(np.array([1.0, 100.0]), np.array([10.0, 1.0])),
+                                          "dram": Curve(np.array([1.0, 100.0]), np.array([1.0, 1.0]))})
+    assert not profile.has_row_split
+    out = memory_prediction(10, 10, 0, 0, w_max=1, profile=profile)  # n = 10, V_L2H = 1, m = 10
+    assert out["predicted_ns"] == pytest.approx(10 * 5.5 + 100)
+    assert memory_prediction(10, 10, 0, 0, w_max=1, profile=profile, load=100)["predicted_ns"] == pytest.approx(110)
+
+
+@settings(max_examples=25, deadline=None)
+@given(graphs, st.sampled_from(["topo", "sm-1", "sm-8", "ws", "scan"]), st.sampled_from(["lru", "setassoc"]))
+def test_prediction_invariants(spec, kernel, l2):
+    n, pairs, undirected = spec
+    graph = graph_of(n, pairs, undirected)
+    source = int(np.flatnonzero(graph.degrees() > 0)[0])
+    result = predict_bfs(graph, source, parse_kernel(kernel), K40C, l2_model=l2, block=64)
+    table = result.per_level
+    jobs = table[[c for c in table.columns if c.startswith("jobs_") and c != "jobs_total"]].sum(axis=1)
+    assert (jobs == table["jobs_total"]).all()
+    assert (table["l2_hits"] <= table["l2_sectors"]).all()
+    assert (table["dram_sectors"] == table["l2_sectors"] - table["l2_hits"]).all()
+    assert (table["row_hits"] + table["row_misses"] == table["dram_sectors"]).all()
+    assert (table["predicted_ns"] > K40C.launch_overhead_ns).all()
+    assert (table["load"] > 0).all() and (table["load"] <= K40C.physical_warps).all()
+    by_server = result.per_server.groupby(["level", "phase"], sort=False)[["jobs", "l2_sectors", "l2_hits"]].sum()
+    assert by_server["jobs"].tolist() == table["jobs_total"].tolist()
+    assert by_server["l2_hits"].tolist() == table["l2_hits"].tolist()
+    expand = table[table["phase"] != "compact"]
+    assert expand["frontier_edges"].sum() == graph.degrees()[bfs(graph, source).vertices].sum()
+
+
+def test_lru_and_setassoc_agree_when_everything_fits():
+    # 300 vertices: every array fits in the K40c's 1.5 MB L2, so both models miss only cold sectors.
+    graph = graph_of(300, [(i, (7 * i + 1) % 300) for i in range(300)], True)
+    a = predict_bfs(graph, 0, parse_kernel("sm-4"), K40C, l2_model="lru").per_level
+    b = predict_bfs(graph, 0, parse_kernel("sm-4"), K40C, l2_model="setassoc").per_level
+    assert a["dram_sectors"].tolist() == b["dram_sectors"].tolist()
+
+
+def _counters_of(result, profile):
+    table = result.per_level
+    return pd.DataFrame({
+        "level": table["level"], "phase": table["phase"], "jobs_total": table["jobs_total"],
+        "l2_sectors": table["l2_sectors"], "l2_hits": table["l2_hits"], "dram_sectors": table["dram_sectors"],
+        "achieved_occupancy_pct": table["load"] / profile.physical_warps * 100,
+        "row_hits": table["row_hits"], "row_misses": table["row_misses"]})
+
+
+def test_counters_mode_with_simulated_counts_reproduces_simulation(tmp_path):
+    graph = graph_of(200, [(i, (i * i + 3) % 200) for i in range(200)], True)
+    result = predict_bfs(graph, 3, parse_kernel("ws"), K40C)
+    path = tmp_path / "counters.csv"
+    _counters_of(result, K40C).to_csv(path, index=False)
+    again = predict_counters(result, read_counters(path))
+    assert again.per_level["predicted_ns"].to_numpy() == pytest.approx(result.per_level["predicted_ns"].to_numpy())
+    assert set(again.per_level["mode"]) == {"counters"}
+    # without the row columns the simulated row-hit fraction splits the measured DRAM sectors
+    _counters_of(result, K40C).drop(columns=["row_hits", "row_misses"]).to_csv(path, index=False)
+    split = predict_counters(result, read_counters(path))
+    assert split.per_level["predicted_ns"].to_numpy() == pytest.approx(result.per_level["predicted_ns"].to_numpy())
+
+
+def test_counters_must_cover_every_launch(tmp_path):
+    graph = graph_of(50, [(i, i + 1) for i in range(49)], True)
+    result = predict_bfs(graph, 0, parse_kernel("topo"), K40C)
+    path = tmp_path / "c.csv"
+    _counters_of(result, K40C).iloc[:-1].to_csv(path, index=False)
+    with pytest.raises(InputError, match="has no row for level"):
+        predict_counters(result, read_counters(path))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("level,phase\n0,topo\n", "missing column"),
+    ("level,phase,jobs_total,l2_sectors,l2_hits,dram_sectors,achieved_occupancy_pct\n0,topo,5,4,3,1,50\n"
+     "1,fast,5,4,3,1,50\n", ":3: phase"),
+    ("level,phase,jobs_total,l2_sectors,l2_hits,dram_sectors,achieved_occupancy_pct\n0,topo,x,4,3,1,50\n", ":2: jobs_total"),
+    ("level,phase,jobs_total,l2_sectors,l2_hits,dram_sectors,achieved_occupancy_pct\n0,topo,5,4,3,1,150\n", "(0, 100]"),
+    ("level,phase,jobs_total,l2_sectors,l2_hits,dram_sectors,achieved_occupancy_pct\n0,topo,5,4,9,1,50\n", "exceeds"),
+    ("level,phase,jobs_total,l2_sectors,l2_hits,dram_sectors,achieved_occupancy_pct\n0,topo,5,4,3,1,50\n"
+     "0,topo,5,4,3,1,50\n", "second row"),
+    ("", "not a readable CSV"),
+])
+def test_read_counters_rejects(tmp_path, text, message):
+    path = tmp_path / "c.csv"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("]", r"\]")):
+        read_counters(path)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("0123456789,.-\nabcdeflnopst_ \"")), max_size=200))
+def test_read_counters_fuzz(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("fuzz") / "c.csv"
+    header = "level,phase,jobs_total,l2_sectors,l2_hits,dram_sectors,achieved_occupancy_pct\n"
+    for body in (text, header + text):
+        path.write_text(body)
+        try:
+            table = read_counters(path)
+        except InputError as error:
+            assert "\n" not in str(error)
+        else:
+            assert len(table) > 0 and (table["jobs_total"] > 0).all()
+
+
+def test_opm_cli_json(capsys):
+    assert main(["opm", "rmat:scale=8,ef=8,seed=2", "--kernel", "sm-4", "--gpu", "h100", "--per-level",
+                 "--format", "json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"]["kernel"] == "sm-4"
+    assert "not yet measured" in out["note"]
+    assert {"level", "jobs_ani", "jobs_total", "w_max", "l2_sectors", "v_l2h", "v_rbh", "v_rbm", "load",
+            "bottleneck", "predicted_ns"} <= set(out["per_level"][0])
+
+
+def test_opm_cli_csv_columns(tmp_path):
+    out = tmp_path / "levels.csv"
+    assert main(["opm", "grid2d:side=20", "--kernel", "topo", "--threads", "512", "--per-level", "--format", "csv",
+                 "--out", str(out), "--quiet", "--l2", "setassoc"]) == 0
+    table = pd.read_csv(out)
+    required = ("level, kernel, jobs_ani, jobs_nf1, jobs_erl, jobs_edl, jobs_nf2, jobs_op, jobs_total, w_max, "
+                "l2_sectors, l2_hits, dram_sectors, row_hits, row_misses, v_l2h, v_rbh, v_rbm, load, bottleneck, "
+                "predicted_ns").split(", ")
+    assert set(required) <= set(table.columns)
+    assert (table["grid"] * table["block"] == 512).all()
+
+
+def test_opm_cli_cpu(capsys):
+    assert main(["opm", "grid2d:side=30", "--cpu", "westmere", "--per-level", "--format", "csv", "--quiet"]) == 0
+    table = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
+    assert {"round", "c_l1", "predicted_ns", "bottleneck"} <= set(table.columns)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--kernel", "sm-40"], "group size 40"),
+    (["--gpu", "nope"], "nope"),
+    (["--gpu", "westmere"], "cpu profile"),
+    (["--threads", "100"], "multiple of 32"),
+    (["--threads", "64", "--block", "32"], "cannot be combined"),
+    (["--block", "48"], "multiple of 32"),
+    (["--grid", "0"], "at least 1"),
+    (["--source", "99999"], "source 99999"),
+    (["--occupancy", "1.5"], "occupancy"),
+    (["--counters", "/nonexistent/c.csv"], "c.csv"),
+])
+def test_opm_cli_errors(capsys, args, message):
+    assert main(["opm", "rmat:scale=6,ef=4", *args, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("simdmodel: error:") and message in err and err.count("\n") == 1
+
+
+def test_opm_cli_bad_out_writes_nothing(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "simdmodel.cli", "opm", "rmat:scale=6,ef=4", "--out",
+                           str(tmp_path / "missing" / "x.csv")], capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert list(tmp_path.iterdir()) == []
