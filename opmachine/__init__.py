@@ -1,1 +1,24 @@
-"""Operator-machine queueing model of BFS (seed 003). Not implemented yet: see DESIGN.md."""
+"""opmachine: the operator-machine queueing model of BFS (seed 003), predicting time per round.
+
+- Operator machines as data and their operational analysis (`OperatorMachine`, `analyze`,
+  `what_if`), and the BFS machine of seed 003 Fig. 1 with per-round completions.
+- Warp-level GPU jobs of each modelled kernel (`topo`, `sm-S`, `ws`, `scan`), coalesced into
+  32-byte sectors and run through L2 (stack-distance LRU or set-associative) and row-buffer models.
+- Hardware profiles (`load_profile`), load and MLP, service curves, the bottleneck and the
+  predicted time per launch (`predict_bfs`), and counters mode (`predict_counters`).
+- The CPU mapping of seed 003 §4 (`predict_cpu`).
+"""
+from .bfs_machine import SERVERS, bfs_completions, bfs_operator_machine, completions_of
+from .counters import predict_counters, read_counters
+from .cpu import predict_cpu
+from .kernels import Kernel, Launch, parse_kernel
+from .machine import OperationalResult, OperatorMachine, Server, littles_law_load, response_time_ns
+from .predict import OpmResult, memory_prediction, predict_bfs
+from .profile import CPUProfile, GPUProfile, ProfileError, available_profiles, load_profile
+
+__all__ = [
+    "CPUProfile", "GPUProfile", "Kernel", "Launch", "OperationalResult", "OperatorMachine", "OpmResult",
+    "ProfileError", "SERVERS", "Server", "available_profiles", "bfs_completions", "bfs_operator_machine",
+    "completions_of", "littles_law_load", "load_profile", "memory_prediction", "parse_kernel", "predict_bfs",
+    "predict_counters", "predict_cpu", "read_counters", "response_time_ns",
+]

@@ -87,6 +87,22 @@ def _bfs_round_counts_njit(indptr, indices, sorted_vertices, level_ptr, source):
     return counts, label
 
 
+def check_frontiers(graph: CSRGraph, frontiers: Frontiers) -> np.ndarray:
+    """The BFS levels of `frontiers`, after checking they belong to `graph`; else InputError."""
+    if not isinstance(graph, CSRGraph):
+        raise InputError(f"graph must be a CSRGraph, got {type(graph).__name__}")
+    if not isinstance(frontiers, Frontiers):
+        raise InputError(f"frontiers must be a Frontiers from simdmodel.frontier.bfs, "
+                         f"got {type(frontiers).__name__}")
+    levels = np.asarray(frontiers.levels)
+    if levels.shape != (graph.n,):
+        raise InputError(f"frontiers label {levels.size} vertices but the graph has {graph.n}")
+    source = int(frontiers.source)
+    if not 0 <= source < graph.n or levels[source] != 0:
+        raise InputError(f"frontiers source {source} is not a level-0 vertex of this graph")
+    return levels
+
+
 def bfs_completions(graph: CSRGraph, frontiers: Frontiers) -> pd.DataFrame:
     """Jobs and completions per server in every round of topology-driven BFS (seed 003 §3.2).
 
@@ -99,17 +115,8 @@ def bfs_completions(graph: CSRGraph, frontiers: Frontiers) -> pd.DataFrame:
     in a round counts once and c_op equals the size of the next frontier. The frontiers' walk
     order does not matter; only `frontiers.levels` and `frontiers.source` are used.
     """
-    if not isinstance(graph, CSRGraph):
-        raise InputError(f"graph must be a CSRGraph, got {type(graph).__name__}")
-    if not isinstance(frontiers, Frontiers):
-        raise InputError(f"frontiers must be a Frontiers from simdmodel.frontier.bfs, "
-                         f"got {type(frontiers).__name__}")
-    levels = np.asarray(frontiers.levels)
-    if levels.shape != (graph.n,):
-        raise InputError(f"frontiers label {levels.size} vertices but the graph has {graph.n}")
+    levels = check_frontiers(graph, frontiers)
     source = int(frontiers.source)
-    if not 0 <= source < graph.n or levels[source] != 0:
-        raise InputError(f"frontiers source {source} is not a level-0 vertex of this graph")
     reached = levels >= 0
     depth = int(levels.max()) + 1
     level_ptr = np.zeros(depth + 1, dtype=np.int64)

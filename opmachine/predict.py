@@ -108,7 +108,8 @@ def _expansion_launch(kernel: Kernel, profile, front_size: int, block: int, grid
         needed_blocks = -(-front_size // block)
     else:
         per_warp = 32 // kernel.param if kernel.strategy == "group" else 32
-        needed_blocks = -(-(-(-front_size // per_warp)) // (block // 32))
+        needed_warps = -(-front_size // per_warp)
+        needed_blocks = -(-needed_warps // (block // 32))
     return Launch(block, max(1, min(full_wave_grid(profile, block), needed_blocks)))
 
 

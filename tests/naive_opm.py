@@ -1,11 +1,9 @@
-"""Slow, obviously-correct references for the operator machine's job generators and memory models.
+"""Slow, obviously-correct references for the operator machine's job generators.
 
 Each kernel is replayed lane by lane from its pseudo-code: every warp instruction is a job when at
 least one lane executes it, and its sectors are the set of 32-byte sectors the active lanes touch.
 """
 from __future__ import annotations
-
-from collections import OrderedDict
 
 ANI, NF1, ERL, EDL, NF2, OP = range(6)
 
@@ -121,18 +119,3 @@ def scan(replay, front, cta, grid):
                     replay.edge_iteration(block * (cta // 32) + j, lanes)
             r += 1
 
-
-def lru(trace, capacity):
-    """Hit mask of a fully associative LRU cache of `capacity` entries."""
-    cache = OrderedDict()
-    hits = []
-    for x in trace:
-        if x in cache:
-            cache.move_to_end(x)
-            hits.append(True)
-        else:
-            hits.append(False)
-            cache[x] = True
-            if len(cache) > capacity:
-                cache.popitem(last=False)
-    return hits

@@ -145,3 +145,19 @@ def inner_iteration(warp, edges, count, indices, levels, stamp, level, base_edge
     if stored > 0:
         nj, ns = push_job(OP, warp, stores, stored, base_level, job_server, job_warp, job_ptr, sectors, nj, ns)
     return nj, ns
+
+
+@numba.njit(cache=True)
+def input_jobs(warp, first, vertex, lo, hi, b_queue, b_row, elements, job_server, job_warp, job_ptr, sectors,
+               nj, ns):
+    """A data-driven warp's input: ANI reads queue positions first+lo .. first+hi-1, then ERL reads
+    `row_start[v]` and `row_start[v+1]` of their vertices `vertex[lo:hi]` (two jobs)."""
+    for k in range(lo, hi):
+        elements[k - lo] = first + k
+    nj, ns = push_job(ANI, warp, elements, hi - lo, b_queue, job_server, job_warp, job_ptr, sectors, nj, ns)
+    for k in range(lo, hi):
+        elements[k - lo] = vertex[k]
+    nj, ns = push_job(ERL, warp, elements, hi - lo, b_row, job_server, job_warp, job_ptr, sectors, nj, ns)
+    for k in range(lo, hi):
+        elements[k - lo] = vertex[k] + 1
+    return push_job(ERL, warp, elements, hi - lo, b_row, job_server, job_warp, job_ptr, sectors, nj, ns)

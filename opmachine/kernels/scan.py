@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._jobs import ANI, ERL, fits, generate, inner_iteration, push_job
+from ._jobs import fits, generate, inner_iteration, input_jobs
 
 
 @numba.njit(cache=True)
@@ -43,16 +43,8 @@ def _fill(indptr, indices, levels, stamp, level, front, cta_size, grid, b_row, b
             hi = min(lo + 32, count)
             if lo >= hi:
                 break
-            for k in range(lo, hi):
-                elements[k - lo] = first + k
-            warp = first_warp + j
-            nj, ns = push_job(ANI, warp, elements, hi - lo, b_queue, job_server, job_warp, job_ptr, sectors, nj, ns)
-            for k in range(lo, hi):
-                elements[k - lo] = vertex[k]
-            nj, ns = push_job(ERL, warp, elements, hi - lo, b_row, job_server, job_warp, job_ptr, sectors, nj, ns)
-            for k in range(lo, hi):
-                elements[k - lo] = vertex[k] + 1
-            nj, ns = push_job(ERL, warp, elements, hi - lo, b_row, job_server, job_warp, job_ptr, sectors, nj, ns)
+            nj, ns = input_jobs(first_warp + j, first, vertex, lo, hi, b_queue, b_row, elements, job_server,
+                                job_warp, job_ptr, sectors, nj, ns)
         owner = 0
         r = 0
         while r * cta_size < work:

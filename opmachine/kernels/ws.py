@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._jobs import ANI, ERL, fits, generate, inner_iteration, push_job
+from ._jobs import fits, generate, inner_iteration, input_jobs
 
 
 @numba.njit(cache=True)
@@ -34,13 +34,8 @@ def _fill(indptr, indices, levels, stamp, level, front, warps, b_row, b_edge, b_
         if not fits(nj, ns, 3 + 3 * rounds, 80 + 3 * work, job_server, sectors):
             return chunk, nj, ns, 3 + 3 * rounds, 80 + 3 * work
         warp = chunk % warps
-        for k in range(count):
-            elements[k] = first + k
-        nj, ns = push_job(ANI, warp, elements, count, b_queue, job_server, job_warp, job_ptr, sectors, nj, ns)
-        nj, ns = push_job(ERL, warp, vertex, count, b_row, job_server, job_warp, job_ptr, sectors, nj, ns)
-        for k in range(count):
-            elements[k] = vertex[k] + 1
-        nj, ns = push_job(ERL, warp, elements, count, b_row, job_server, job_warp, job_ptr, sectors, nj, ns)
+        nj, ns = input_jobs(warp, first, vertex, 0, count, b_queue, b_row, elements, job_server, job_warp,
+                            job_ptr, sectors, nj, ns)
         owner = 0
         owner_first = 0  # index of the owner's first edge among the warp's concatenated edges
         for step in range(rounds):

@@ -1,0 +1,15 @@
+"""L2 and row-buffer cache models for the operator machine (seed 003 §6.4, DESIGN.md).
+
+Fully associative LRU by stack distance (`stack`) and a sectored set-associative LRU (`setassoc`),
+both fed the stream of 32-byte sector ids that coalescing produces.
+"""
+from .setassoc import SetAssocGeometry, setassoc_hits
+from .stack import lru_hits, miss_ratio_curve, stack_distances
+
+__all__ = [
+    "SetAssocGeometry",
+    "lru_hits",
+    "miss_ratio_curve",
+    "setassoc_hits",
+    "stack_distances",
+]
