@@ -88,11 +88,6 @@ def _ratio(a, b) -> float:
     return float(a) / float(b) if b else float("nan")
 
 
-def full_wave_grid(profile, block: int) -> int:
-    """Blocks that fill every SM once: the grid a grid-stride kernel launches by default."""
-    return profile.full_wave_grid(block)
-
-
 def threads_launch(threads: int) -> Launch:
     """A launch of exactly `threads` threads (a multiple of 32) in blocks of gcd(threads, 256)."""
     if threads < 32 or threads % 32:
@@ -110,7 +105,7 @@ def _expansion_launch(kernel: Kernel, profile, front_size: int, block: int, grid
         per_warp = 32 // kernel.param if kernel.strategy == "group" else 32
         needed_warps = -(-front_size // per_warp)
         needed_blocks = -(-needed_warps // (block // 32))
-    return Launch(block, max(1, min(full_wave_grid(profile, block), needed_blocks)))
+    return Launch(block, max(1, min(profile.full_wave_grid(block), needed_blocks)))
 
 
 def memory_prediction(jobs: float, l2_hits: float, row_hits: float, row_misses: float, w_max: float,
@@ -198,7 +193,7 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     for level in steps:
         front = frontiers.frontier(level)
         if kernel.strategy == "topo":
-            launch = Launch(block, grid if grid is not None else full_wave_grid(profile, block))
+            launch = Launch(block, grid if grid is not None else profile.full_wave_grid(block))
             trace = topo_jobs(graph, levels, stamp, level, layout, launch.warps)
             phase = "topo"
         else:
@@ -219,7 +214,7 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
         server_rows.extend(_server_rows(level, phase, counts))
         if kernel.data_driven:
             next_front = frontiers.frontier(level + 1) if level + 1 < frontiers.depth else front[:0]
-            compact = Launch(DEFAULT_BLOCK, full_wave_grid(profile, DEFAULT_BLOCK))
+            compact = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
             counts, per_warp = compact_counts(graph.n, next_front, compact.warps, profile.dram_block_bytes)
             rows.append(_launch_row(level, kernel.label, "compact", compact, next_front.size, 0, counts, per_warp,
                                     profile, load))

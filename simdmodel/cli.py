@@ -199,8 +199,12 @@ def _run_opm(args) -> int:
         check_block(args.block)
     if args.grid is not None:
         check_grid(args.grid)
-    if args.cpu and (args.counters or args.occupancy is not None):
-        raise InputError("--cpu cannot be combined with --counters or --occupancy")
+    gpu_only = [name for name, value in (("--kernel", kernel.strategy != "topo"), ("--threads", args.threads),
+                                         ("--block", args.block), ("--grid", args.grid),
+                                         ("--counters", args.counters), ("--occupancy", args.occupancy),
+                                         ("--l2", args.l2 != "lru")) if value is not None and value is not False]
+    if args.cpu and gpu_only:
+        raise InputError(f"--cpu models the serial topology-driven BFS; {gpu_only[0]} applies to GPU kernels only")
     profile = load_profile(args.cpu, kind="cpu") if args.cpu else load_profile(args.gpu, kind="gpu")
     counters = None
     if args.counters:

@@ -240,6 +240,8 @@ def test_opm_cli_cpu(capsys):
     (["--source", "99999"], "source 99999"),
     (["--occupancy", "1.5"], "occupancy"),
     (["--counters", "/nonexistent/c.csv"], "c.csv"),
+    (["--cpu", "westmere", "--kernel", "ws"], "--kernel applies to GPU kernels only"),
+    (["--cpu", "h100"], "gpu profile"),
 ])
 def test_opm_cli_errors(capsys, args, message):
     assert main(["opm", "rmat:scale=6,ef=4", *args, "--quiet"]) == 2
