@@ -10,7 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simdmodel.errors import InputError
-from simdmodel.strategies import WARP_SIZE, Mapping, check_cta_size, check_group_size, mapping_label
+from simdmodel.strategies import (
+    WARP_SIZE,
+    Mapping,
+    check_cta_size,
+    check_group_size,
+    mapping_label,
+)
 
 from ._jobs import ANI, EDL, ERL, NF1, NF2, OP, JobTrace
 from .compact import SERVER_FIELDS, compact_counts

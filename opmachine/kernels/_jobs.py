@@ -161,3 +161,10 @@ def input_jobs(warp, first, vertex, lo, hi, b_queue, b_row, elements, job_server
     for k in range(lo, hi):
         elements[k - lo] = vertex[k] + 1
     return push_job(ERL, warp, elements, hi - lo, b_row, job_server, job_warp, job_ptr, sectors, nj, ns)
+
+
+@numba.njit(cache=True)
+def lane_buffers():
+    """Five scratch arrays of one value per lane: elements, vertices, edges, destinations, stores."""
+    return (np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64),
+            np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64))

@@ -9,9 +9,8 @@ iterations in which lane j of group k takes edge start_k + it*S + j.
 from __future__ import annotations
 
 import numba
-import numpy as np
 
-from ._jobs import fits, generate, inner_iteration, input_jobs
+from ._jobs import fits, generate, inner_iteration, input_jobs, lane_buffers
 
 
 @numba.njit(cache=True)
@@ -19,11 +18,7 @@ def _fill(indptr, indices, levels, stamp, level, front, group_size, warps, b_row
           chunk, chunks, job_server, job_warp, job_ptr, sectors, nj, ns):
     groups = 32 // group_size
     size = front.size
-    elements = np.empty(32, dtype=np.int64)
-    vertex = np.empty(32, dtype=np.int64)
-    edges = np.empty(32, dtype=np.int64)
-    dst = np.empty(32, dtype=np.int64)
-    stores = np.empty(32, dtype=np.int64)
+    elements, vertex, edges, dst, stores = lane_buffers()
     while chunk < chunks:
         first = chunk * groups
         count = min(groups, size - first)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._jobs import fits, generate, inner_iteration, input_jobs
+from ._jobs import fits, generate, inner_iteration, input_jobs, lane_buffers
 
 
 @numba.njit(cache=True)
@@ -19,12 +19,9 @@ def _fill(indptr, indices, levels, stamp, level, front, cta_size, grid, b_row, b
           chunk, chunks, job_server, job_warp, job_ptr, sectors, nj, ns):
     size = front.size
     warps_per_cta = cta_size // 32
-    elements = np.empty(32, dtype=np.int64)
+    elements, _, edges, dst, stores = lane_buffers()
     vertex = np.empty(cta_size, dtype=np.int64)
     prefix = np.empty(cta_size + 1, dtype=np.int64)
-    edges = np.empty(32, dtype=np.int64)
-    dst = np.empty(32, dtype=np.int64)
-    stores = np.empty(32, dtype=np.int64)
     while chunk < chunks:
         first = chunk * cta_size
         count = min(cta_size, size - first)

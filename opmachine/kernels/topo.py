@@ -11,18 +11,23 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._jobs import ANI, ERL, NF1, fits, generate, inner_iteration, push_job
+from ._jobs import (
+    ANI,
+    ERL,
+    NF1,
+    fits,
+    generate,
+    inner_iteration,
+    lane_buffers,
+    push_job,
+)
 
 
 @numba.njit(cache=True)
 def _fill(indptr, indices, levels, stamp, level, warps, b_ani, b_row, b_edge, b_level,
           chunk, chunks, job_server, job_warp, job_ptr, sectors, nj, ns):
     n = levels.size
-    elements = np.empty(32, dtype=np.int64)
-    active = np.empty(32, dtype=np.int64)
-    edges = np.empty(32, dtype=np.int64)
-    dst = np.empty(32, dtype=np.int64)
-    stores = np.empty(32, dtype=np.int64)
+    elements, active, edges, dst, stores = lane_buffers()
     while chunk < chunks:
         first = chunk * 32
         last = min(first + 32, n)

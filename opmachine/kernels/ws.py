@@ -8,20 +8,15 @@ of the warp's concatenated edges, found by a search over the prefix sums (also n
 from __future__ import annotations
 
 import numba
-import numpy as np
 
-from ._jobs import fits, generate, inner_iteration, input_jobs
+from ._jobs import fits, generate, inner_iteration, input_jobs, lane_buffers
 
 
 @numba.njit(cache=True)
 def _fill(indptr, indices, levels, stamp, level, front, warps, b_row, b_edge, b_level, b_queue,
           chunk, chunks, job_server, job_warp, job_ptr, sectors, nj, ns):
     size = front.size
-    elements = np.empty(32, dtype=np.int64)
-    vertex = np.empty(32, dtype=np.int64)
-    edges = np.empty(32, dtype=np.int64)
-    dst = np.empty(32, dtype=np.int64)
-    stores = np.empty(32, dtype=np.int64)
+    elements, vertex, edges, dst, stores = lane_buffers()
     while chunk < chunks:
         first = chunk * 32
         count = min(32, size - first)
