@@ -23,6 +23,11 @@ OPTIONAL = ("row_hits", "row_misses")
 PHASES = ("topo", "expand", "compact")
 
 
+def _first_line(bad: pd.Series) -> int:
+    """File line of the first flagged row (line 1 is the header)."""
+    return int(np.flatnonzero(bad.to_numpy())[0]) + 2
+
+
 def read_counters(path) -> pd.DataFrame:
     """Read and validate a counters CSV; any problem is one InputError naming the file and line."""
     try:
@@ -43,7 +48,7 @@ def read_counters(path) -> pd.DataFrame:
             values = table[column].str.strip()
             bad = ~values.isin(PHASES)
             if bad.any():
-                line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
+                line = _first_line(bad)
                 raise InputError(f"{path}:{line}: phase must be one of {', '.join(PHASES)}")
             out[column] = values
             continue
@@ -54,20 +59,20 @@ def read_counters(path) -> pd.DataFrame:
         if column == "achieved_occupancy_pct":
             bad |= values.notna() & ((values <= 0) | (values > 100))
         if bad.any():
-            line = int(np.flatnonzero(bad.to_numpy())[0]) + 2
+            line = _first_line(bad)
             raise InputError(f"{path}:{line}: {column} must be a non-negative number"
                              + (" in (0, 100]" if column == "achieved_occupancy_pct" else ""))
         out[column] = values
     out["level"] = out["level"].astype(np.int64)
     if (out["jobs_total"] <= 0).any():
-        line = int(np.flatnonzero((out["jobs_total"] <= 0).to_numpy())[0]) + 2
+        line = _first_line((out["jobs_total"] <= 0))
         raise InputError(f"{path}:{line}: jobs_total must be positive")
     if (out["l2_hits"] > out["l2_sectors"]).any():
-        line = int(np.flatnonzero((out["l2_hits"] > out["l2_sectors"]).to_numpy())[0]) + 2
+        line = _first_line((out["l2_hits"] > out["l2_sectors"]))
         raise InputError(f"{path}:{line}: l2_hits exceeds l2_sectors")
     duplicated = out.duplicated(["level", "phase"])
     if duplicated.any():
-        line = int(np.flatnonzero(duplicated.to_numpy())[0]) + 2
+        line = _first_line(duplicated)
         raise InputError(f"{path}:{line}: a second row for the same level and phase")
     return out
 

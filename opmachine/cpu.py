@@ -39,15 +39,15 @@ import pandas as pd
 
 from simdmodel.errors import InputError
 from simdmodel.frontier import Frontiers, bfs
-from simdmodel.graph import CSRGraph
+from simdmodel.graph import INDEX_LIMIT, CSRGraph
 
 from .bfs_machine import SERVERS, check_frontiers
+from .layout import check_row_offsets
 from .profile import CPUProfile
 
 ELEMENT_BYTES = 4
 ALIGN_BYTES = 4096
 ARRAYS = ("row_start", "edge_dst", "level")
-INDEX_LIMIT = 2**31 - 1
 
 # Server codes in `CPUTrace.servers`: the index into SERVERS. ANI (code 0) issues no memory
 # instruction on the CPU (the node loop counter lives in a register), so it never appears.
@@ -173,9 +173,7 @@ def _cpu_trace_njit(indptr, indices, source, rounds, row_base, dst_base, level_b
 
 def _check_graph_frontiers(graph, frontiers) -> np.ndarray:
     levels = check_frontiers(graph, frontiers)
-    if graph.m > INDEX_LIMIT:
-        raise InputError(f"graph has {graph.m} edges; the modelled BFS uses 4-byte row offsets "
-                         f"(at most {INDEX_LIMIT})")
+    check_row_offsets(graph.m)
     return levels
 
 
@@ -423,9 +421,7 @@ def _aligned_copy(values: np.ndarray, dtype) -> np.ndarray:
 
 def kernel_arrays(graph: CSRGraph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """row_start, edge_dst, level as 4-byte arrays on 4096-byte boundaries, as `cpu_trace` assumes."""
-    if graph.m > INDEX_LIMIT:
-        raise InputError(f"graph has {graph.m} edges; the modelled BFS uses 4-byte row offsets "
-                         f"(at most {INDEX_LIMIT})")
+    check_row_offsets(graph.m)
     row_start = _aligned_copy(graph.indptr, np.int32)
     edge_dst = _aligned_copy(graph.indices, np.int32)
     level = _aligned_copy(np.full(graph.n, -1, dtype=np.int32), np.int32)

@@ -197,7 +197,7 @@ def measure_profile(repeats: int = 3, seed: int = 1) -> dict:
 
 def profile_toml(measured: dict, name: str, command: str, date: str | None = None) -> str:
     """A CPU profile (schema of `opmachine/profiles/westmere.toml`) holding `measure_profile`'s numbers."""
-    from .profile import _toml_string
+    from .profile import toml_string
 
     date = date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     cpu = measured["cpu"]
@@ -206,9 +206,9 @@ def profile_toml(measured: dict, name: str, command: str, date: str | None = Non
         "# CPU profile measured on this machine by opmachine.cpu_microbench (seed 003 §5's method):",
         "# cache geometry from /sys/devices/system/cpu/cpu0/cache, load-to-use latency per level from",
         "# a random pointer chase (MLP 1) over the working set given beside each level.",
-        f"name = {_toml_string(name, label)}",
+        f"name = {toml_string(name, label)}",
         'kind = "cpu"',
-        f"description = {_toml_string(f'{cpu}, measured by opmachine.cpu_microbench', label)}",
+        f"description = {toml_string(f'{cpu}, measured by opmachine.cpu_microbench', label)}",
         "",
         "[hardware]",
         f"clock_ghz = {measured['clock_ghz'] or 1.0!r}"
@@ -219,7 +219,7 @@ def profile_toml(measured: dict, name: str, command: str, date: str | None = Non
         lines += [
             "",
             "[[levels]]",
-            f"name = {_toml_string(level['name'], label)}",
+            f"name = {toml_string(level['name'], label)}",
             f"bytes = {int(level['bytes'])}",
             f"ways = {int(level['ways'])}",
             f"service_ns = {round(float(level['service_ns']), 3)!r}   "
@@ -233,13 +233,13 @@ def profile_toml(measured: dict, name: str, command: str, date: str | None = Non
         "",
         "[service]",
         "measured = true",
-        "provenance = " + _toml_string(
+        "provenance = " + toml_string(
             "opmachine.cpu_microbench: sizes, ways and line size from sysfs; latency = best of 3 "
             "timed random pointer chases (numba, one dependent 8-byte load per line) per working "
             "set; clock from /proc/cpuinfo", label),
-        f"device = {_toml_string(cpu, label)}",
-        f"date = {_toml_string(date, label)}",
-        f"command = {_toml_string(command, label)}",
+        f"device = {toml_string(cpu, label)}",
+        f"date = {toml_string(date, label)}",
+        f"command = {toml_string(command, label)}",
     ]
     return "\n".join(lines) + "\n"
 
@@ -247,7 +247,7 @@ def profile_toml(measured: dict, name: str, command: str, date: str | None = Non
 def write_profile(path, name: str | None = None, repeats: int = 3, seed: int = 1,
                   command: str | None = None) -> dict:
     """Measure this machine and write its CPU profile to `path` (atomically); returns the numbers."""
-    from .profile import _parse_bytes
+    from .profile import parse_profile_bytes
 
     path = Path(path)
     if path.suffix != ".toml":
@@ -257,7 +257,7 @@ def write_profile(path, name: str | None = None, repeats: int = 3, seed: int = 1
     measured = measure_profile(repeats=repeats, seed=seed)
     command = command or "python -m opmachine.cpu_microbench --out " + str(path)
     text = profile_toml(measured, name, command)
-    _parse_bytes(text.encode("utf-8"), str(path), str(path))  # never write a profile that does not load
+    parse_profile_bytes(text.encode("utf-8"), str(path), str(path))  # never write a profile that does not load
     write_text(path, text)
     return measured
 

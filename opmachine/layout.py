@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simdmodel.errors import InputError
+from simdmodel.graph import INDEX_LIMIT
 
 ELEMENT_BYTES = 4
 ALIGN_BYTES = 256
 SECTOR_BYTES = 32
 ELEMENTS_PER_SECTOR = SECTOR_BYTES // ELEMENT_BYTES
-INDEX_LIMIT = 2**31 - 1
 
 # Array order in memory. `num_nodes` is the one-word graph size a grid-stride loop over all nodes
 # re-reads every step (seed 003 Fig. 4's ANI job: stores to `level` may alias it).
@@ -39,10 +39,15 @@ def _lengths(n: int, m: int) -> dict:
     return {"num_nodes": 1, "row_start": n + 1, "edge_dst": m, "level": n, "queue": max(n, 1)}
 
 
-def layout_for(n: int, m: int) -> MemoryLayout:
-    """The layout of a graph with n vertices and m directed edges (4-byte row offsets, so m < 2**31)."""
+def check_row_offsets(m: int) -> None:
+    """The modelled kernels (GPU and CPU) keep row offsets in 4 bytes: refuse m beyond that."""
     if m > INDEX_LIMIT:
         raise InputError(f"graph has {m} edges; the modelled kernels use 4-byte row offsets (at most {INDEX_LIMIT})")
+
+
+def layout_for(n: int, m: int) -> MemoryLayout:
+    """The layout of a graph with n vertices and m directed edges (4-byte row offsets, so m < 2**31)."""
+    check_row_offsets(m)
     base = {}
     offset_bytes = 0
     for name, length in _lengths(n, m).items():

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from .cache import SetAssocGeometry, lru_hits, miss_ratio_curve, setassoc_hits, stack_distances
-from .kernels.compact import SERVER_FIELDS
+from .kernels import SERVER_FIELDS
 from .layout import SECTOR_BYTES
 
 L2_MODELS = ("lru", "setassoc")

@@ -315,7 +315,7 @@ def load_profile(name_or_path, kind: str | None = None) -> GPUProfile | CPUProfi
             raise ProfileError(label, f"no such profile (available: {names})")
         data = resource.read_bytes()
         where = str(resource)
-    profile = _parse_bytes(data, label, where)
+    profile = parse_profile_bytes(data, label, where)
     if kind is not None and _kind_of(profile) != kind:
         raise ProfileKindError(profile.name, _kind_of(profile), kind)
     return profile
@@ -331,7 +331,8 @@ def _kind_of(profile) -> str:
     return "gpu" if isinstance(profile, GPUProfile) else "cpu"
 
 
-def _parse_bytes(data: bytes, label: str, where: str) -> GPUProfile | CPUProfile:
+def parse_profile_bytes(data: bytes, label: str, where: str) -> GPUProfile | CPUProfile:
+    """Parse and validate profile file contents; `label` names it in errors, `where` is its path."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -582,26 +583,26 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
     b = base_profile
     lines = [
         f"# GPU profile {b.name}: the hardware of {b.name}, service curves S(m) measured on the device below.",
-        f"name = {_toml_string(b.name, label)}",
+        f"name = {toml_string(b.name, label)}",
         'kind = "gpu"',
-        f"description = {_toml_string(b.description, label)}",
+        f"description = {toml_string(b.description, label)}",
         "",
         "[hardware]",
     ]
     lines += [f"{key} = {int(getattr(b, key))}" for key in _GPU_INT_KEYS]
     lines += [f"{key} = {float(getattr(b, key))!r}" for key in _GPU_FLOAT_KEYS]
     lines += ["", "[service]", "measured = true"]
-    lines += [f"{key} = {_toml_string(provenance[key], label)}" for key in PROVENANCE_KEYS]
+    lines += [f"{key} = {toml_string(provenance[key], label)}" for key in PROVENANCE_KEYS]
     for key, curve in sampled.items():
         lines += ["", f"[service.{key}]",
                   f"mlp = [{', '.join(_toml_number(x) for x in curve.mlp)}]",
                   f"ns = [{', '.join(_toml_number(x) for x in curve.ns)}]"]
     text = "\n".join(lines) + "\n"
-    _parse_bytes(text.encode("utf-8"), label, label)  # never write a file that does not load
+    parse_profile_bytes(text.encode("utf-8"), label, label)  # never write a file that does not load
     write_text(path, text)
 
 
-def _toml_string(value: str, label: str) -> str:
+def toml_string(value: str, label: str) -> str:
     """A TOML basic string: quotes, backslashes and control characters escaped."""
     out = ['"']
     for ch in value:

@@ -6,6 +6,8 @@ import json
 import numpy as np
 import pandas as pd
 
+from simdmodel.render import records
+
 from .bfs_machine import SERVERS
 
 TABLE_COLUMNS = ("level", "phase", "frontier_vertices", "jobs_total", "w_max", "l2_sectors", "l2_hits",
@@ -13,6 +15,7 @@ TABLE_COLUMNS = ("level", "phase", "frontier_vertices", "jobs_total", "w_max", "
 
 
 def _clean(value):
+    """A summary value as JSON allows it: NaN becomes null."""
     if isinstance(value, (np.integer,)):
         return int(value)
     if isinstance(value, (float, np.floating)):
@@ -20,10 +23,6 @@ def _clean(value):
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
     return value
-
-
-def _records(table: pd.DataFrame) -> list[dict]:
-    return [{k: _clean(v) for k, v in row.items()} for row in table.to_dict(orient="records")]
 
 
 def curves_note(profile) -> str | None:
@@ -45,10 +44,10 @@ def render_gpu(result, fmt: str, per_level: bool) -> str:
     if fmt == "json":
         out = {"summary": _clean(summary), "note": note}
         if per_level:
-            out["per_level"] = _records(result.per_level)
-            out["per_server"] = _records(result.per_server)
+            out["per_level"] = records(result.per_level)
+            out["per_server"] = records(result.per_server)
             if result.mrc is not None:
-                out["l2_miss_ratio_curve"] = _records(result.mrc)
+                out["l2_miss_ratio_curve"] = records(result.mrc)
         return json.dumps(out, indent=2) + "\n"
     lines = [
         f"graph {summary['graph']}: n={summary['n']:,} m={summary['m']:,}  source {summary['source']}",
@@ -81,7 +80,7 @@ def render_cpu(table: pd.DataFrame, profile, fmt: str, per_level: bool, header: 
     if fmt == "json":
         out = {"summary": {"cpu": profile.name, **total}}
         if per_level:
-            out["per_round"] = _records(table)
+            out["per_round"] = records(table)
         return json.dumps(out, indent=2) + "\n"
     text = (f"{header}\nCPU {profile.name}: {total['rounds']} rounds, {total['jobs']:,} memory instructions, "
             f"predicted {total['predicted_ns'] / 1e6:.4g} ms (bottleneck law; every access serialised: "

@@ -199,10 +199,11 @@ def _run_opm(args) -> int:
         check_block(args.block)
     if args.grid is not None:
         check_grid(args.grid)
-    gpu_only = [name for name, value in (("--kernel", kernel.strategy != "topo"), ("--threads", args.threads),
-                                         ("--block", args.block), ("--grid", args.grid),
-                                         ("--counters", args.counters), ("--occupancy", args.occupancy),
-                                         ("--l2", args.l2 != "lru")) if value is not None and value is not False]
+    given = {"--kernel": kernel.strategy != "topo", "--threads": args.threads is not None,
+             "--block": args.block is not None, "--grid": args.grid is not None,
+             "--counters": args.counters is not None, "--occupancy": args.occupancy is not None,
+             "--l2": args.l2 != "lru"}
+    gpu_only = [name for name, is_given in given.items() if is_given]
     if args.cpu and gpu_only:
         raise InputError(f"--cpu models the serial topology-driven BFS; {gpu_only[0]} applies to GPU kernels only")
     profile = load_profile(args.cpu, kind="cpu") if args.cpu else load_profile(args.gpu, kind="gpu")

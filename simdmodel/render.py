@@ -83,13 +83,13 @@ def _percent(value) -> str:
     return "-" if pd.isna(value) else f"{100 * value:.1f}"
 
 
-def _records(table: pd.DataFrame) -> list[dict]:
+def records(table: pd.DataFrame) -> list[dict]:
     """Rows as JSON-ready dicts (NaN and <NA> become null)."""
     return json.loads(table.to_json(orient="records"))
 
 
 def _first_record(table: pd.DataFrame) -> dict | None:
-    return _records(table.head(1))[0] if not table.empty else None
+    return records(table.head(1))[0] if not table.empty else None
 
 
 def _analysis_json(result: Analysis, table: pd.DataFrame, per_level: bool, cta_size) -> str:
@@ -101,13 +101,13 @@ def _analysis_json(result: Analysis, table: pd.DataFrame, per_level: bool, cta_s
         "order": result.order,
         "warp_size": 32,
         "cta_size": cta_size,
-        "rows": _records(table),
+        "rows": records(table),
         "best": _first_record(result.best()),
         "best_group": _first_record(result.best(strategy="group")),
     }
     if per_level:
-        document["best_per_level"] = _records(result.best(per_level=True))
-        document["frontier_sizes"] = _records(result.frontier_sizes)
+        document["best_per_level"] = records(result.best(per_level=True))
+        document["frontier_sizes"] = records(result.frontier_sizes)
     return json.dumps(document, indent=2) + "\n"
 
 

@@ -18,8 +18,8 @@ from simdmodel.strategies import (
     mapping_label,
 )
 
-from ._jobs import ANI, EDL, ERL, NF1, NF2, OP, JobTrace
-from .compact import SERVER_FIELDS, compact_counts
+from ._jobs import ANI, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobTrace
+from .compact import compact_counts
 from .group import group_jobs
 from .scan import scan_jobs
 from .topo import topo_jobs

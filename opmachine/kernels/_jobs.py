@@ -16,6 +16,8 @@ import numpy as np
 from ..layout import ELEMENTS_PER_SECTOR
 
 ANI, NF1, ERL, EDL, NF2, OP = range(6)
+# Columns of a launch's per-server count table (6 servers x these), simulated or in closed form.
+SERVER_FIELDS = ("jobs", "l2_sectors", "l2_hits", "dram_sectors", "row_hits", "row_misses")
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..layout import ELEMENTS_PER_SECTOR
-from ._jobs import ANI, NF1, OP
-
-SERVER_FIELDS = ("jobs", "l2_sectors", "l2_hits", "dram_sectors", "row_hits", "row_misses")
+from ._jobs import ANI, NF1, OP, SERVER_FIELDS
 
 
 def _ceil(a, b):
