@@ -1,1 +1,10 @@
-"""BFS kernels on a real GPU through CuPy, with counters. Not implemented yet: see DESIGN.md."""
+"""gpu_validate: the modelled BFS kernels on a real GPU, beside the model's predictions.
+
+- `bfs.GpuBfs`: CUDA C kernels (`cuda/`, one per kernel) run through CuPy level by level, checked
+  against the CPU BFS, timed per launch, with lane and job counters from an instrumented build.
+- `ncu`: Nsight Compute counters per launch; `microbench`: service curves S(m) for a profile.
+- `compare` and `validate`: prediction beside measurement (`simdmodel validate`); `suite`: the
+  committed validation run under `results/`.
+
+Importing this package does not import CuPy; the GPU is needed only to measure.
+"""

@@ -18,8 +18,16 @@ from simdmodel.errors import InputError
 from simdmodel.frontier import bfs
 
 from .bfs_machine import SERVERS
-from .kernels import (DEFAULT_BLOCK, Kernel, Launch, compact_counts, group_jobs, scan_jobs, topo_jobs,
-                      ws_jobs)
+from .kernels import (
+    DEFAULT_BLOCK,
+    Kernel,
+    Launch,
+    compact_counts,
+    group_jobs,
+    scan_jobs,
+    topo_jobs,
+    ws_jobs,
+)
 from .layout import layout_for
 from .machine import OperatorMachine, Server
 from .memory import L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, simulate_launch
@@ -70,7 +78,7 @@ class OpmResult:
         out = {
             "graph": self.graph_name, "n": self.n, "m": self.m, "source": self.source, "kernel": self.kernel,
             "gpu": self.profile.name, "curves_measured": bool(self.profile.measured), "l2_model": self.l2_model,
-            "levels": int(table["level"].nunique()), "launches": int(len(table)),
+            "levels": int(table["level"].nunique()), "launches": len(table),
         }
         for column in (*(f"jobs_{s.lower()}" for s in SERVERS), "jobs_total", *COUNT_COLUMNS):
             out[column] = int(table[column].sum())
@@ -96,7 +104,9 @@ def threads_launch(threads: int) -> Launch:
     return Launch(block, threads // block)
 
 
-def _expansion_launch(kernel: Kernel, profile, front_size: int, block: int, grid: int | None) -> Launch:
+def expansion_launch(kernel: Kernel, profile, front_size: int, block: int = DEFAULT_BLOCK,
+                     grid: int | None = None) -> Launch:
+    """The launch of a data-driven expansion: `grid` if given, else the blocks the frontier needs, at most one full wave."""
     if grid is not None:
         return Launch(block, grid)
     if kernel.strategy == "scan":
@@ -158,15 +168,26 @@ def _server_rows(level, phase, counts):
             for s, name in enumerate(SERVERS)]
 
 
+def _levels_to_predict(levels, depth: int) -> list[int]:
+    if levels is None:
+        return list(range(depth))
+    chosen = sorted({int(level) for level in levels})
+    if chosen and not 0 <= chosen[0] <= chosen[-1] < depth:
+        raise InputError(f"levels to predict must lie in 0..{depth - 1} (the BFS has {depth} levels)")
+    return chosen
+
+
 def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lru", block: int | None = None,
                 grid: int | None = None, threads: int | None = None, occupancy: float | None = None,
-                progress: bool = False) -> OpmResult:
+                progress: bool = False, levels=None) -> OpmResult:
     """Simulate every launch of a BFS from `source` with `kernel` on `profile`'s GPU and predict its time.
 
     Launch geometry: `threads` (exact thread count), or `block` and/or `grid`; by default blocks
     of 256 and, for `topo`, one full wave of blocks (a grid-stride loop), for an expansion the
     blocks its frontier needs up to one full wave. Compaction always uses the default geometry.
     `occupancy` (0..1 of the GPU's warp slots) replaces the estimated load in every launch.
+    `levels` (BFS levels to simulate, default all) samples a deep BFS: the L2 is cold at each
+    launch, so a round's prediction does not depend on the rounds left out.
     """
     if l2_model not in L2_MODELS:
         raise InputError(f"unknown L2 model {l2_model!r} (choose {', '.join(L2_MODELS)})")
@@ -179,13 +200,14 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     load = None if occupancy is None else occupancy * profile.physical_warps
     frontiers = bfs(graph, source)
     layout = layout_for(graph.n, graph.m)
+    wanted = _levels_to_predict(levels, frontiers.depth)
     levels = frontiers.levels
     stamp = np.full(graph.n, -1, dtype=np.int32)
     edge_sizes = frontiers.edge_frontier_sizes(graph)
     rows, server_rows = [], []
     mrc_misses = np.zeros(len(MRC_CAPACITIES_BYTES), dtype=np.int64)
     accesses = 0
-    steps = range(frontiers.depth)
+    steps = wanted
     if progress:
         from tqdm import tqdm
 
@@ -197,7 +219,7 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
             trace = topo_jobs(graph, levels, stamp, level, layout, launch.warps)
             phase = "topo"
         else:
-            launch = _expansion_launch(kernel, profile, front.size, block, grid)
+            launch = expansion_launch(kernel, profile, front.size, block, grid)
             if kernel.strategy == "group":
                 trace = group_jobs(graph, levels, stamp, level, front, kernel.param, layout, launch.warps)
             elif kernel.strategy == "ws":

@@ -546,12 +546,16 @@ def _parse_cpu(check, name, description, where, hardware, levels, memory, servic
 
 
 def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[list, list]],
-                     provenance: dict[str, str]) -> None:
+                     provenance: dict[str, str], comment: str | None = None,
+                     hardware_notes: dict[str, str] | None = None) -> None:
     """Write a GPU profile with `base_profile`'s hardware and new measured S(m) curves (seed 003 §6.5).
 
     `curves` maps server class (l2_hit, and row_hit + row_miss or dram) to (mlp, ns) samples;
-    `provenance` needs provenance, device, driver, date and command. The text is checked by
-    loading it back before it is written, atomically, to `path` (a .toml file).
+    `provenance` needs provenance, device, driver, date and command. Optional `comment` (lines of
+    text, e.g. how the curves were measured) goes under the header as `#` lines, and
+    `hardware_notes` maps [hardware] keys to a note written after the value (where the number
+    comes from). The text is checked by loading it back before it is written, atomically, to
+    `path` (a .toml file).
     """
     if not isinstance(base_profile, GPUProfile):
         raise InputError(f"write_gpu_curves needs a GPUProfile, got {type(base_profile).__name__}")
@@ -580,17 +584,24 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
                 reason = str(error).removeprefix("service curve: ")
                 raise ProfileError(label, f"service.{key}: {reason}") from None
 
+    notes = dict(hardware_notes or {})
+    for key in notes:
+        if key not in _GPU_INT_KEYS + _GPU_FLOAT_KEYS:
+            raise ProfileError(label, f"hardware.{key}: note for an unknown key")
     b = base_profile
-    lines = [
-        f"# GPU profile {b.name}: the hardware of {b.name}, service curves S(m) measured on the device below.",
+    lines = [f"# GPU profile {b.name}: the hardware of {b.name}, service curves S(m) measured on the device below."]
+    lines += [_toml_comment(text, label) for text in (comment or "").splitlines()]
+    lines += [
         f"name = {toml_string(b.name, label)}",
         'kind = "gpu"',
         f"description = {toml_string(b.description, label)}",
         "",
         "[hardware]",
     ]
-    lines += [f"{key} = {int(getattr(b, key))}" for key in _GPU_INT_KEYS]
-    lines += [f"{key} = {float(getattr(b, key))!r}" for key in _GPU_FLOAT_KEYS]
+    values = [(key, str(int(getattr(b, key)))) for key in _GPU_INT_KEYS]
+    values += [(key, repr(float(getattr(b, key)))) for key in _GPU_FLOAT_KEYS]
+    lines += [f"{key} = {value}" + (f"   {_toml_comment(notes[key], label)}" if key in notes else "")
+              for key, value in values]
     lines += ["", "[service]", "measured = true"]
     lines += [f"{key} = {toml_string(provenance[key], label)}" for key in PROVENANCE_KEYS]
     for key, curve in sampled.items():
@@ -600,6 +611,13 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
     text = "\n".join(lines) + "\n"
     parse_profile_bytes(text.encode("utf-8"), label, label)  # never write a file that does not load
     write_text(path, text)
+
+
+def _toml_comment(text: str, label: str) -> str:
+    """One `# text` comment line; TOML comments may hold no control character but tab."""
+    if any((ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F or 0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+        raise ProfileError(label, f"comment {text[:40]!r} holds a character a TOML comment cannot")
+    return f"# {text}".rstrip()
 
 
 def toml_string(value: str, label: str) -> str:

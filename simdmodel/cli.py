@@ -79,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(analyze)
 
     _opm_parser(commands)
+    _validate_parser(commands)
 
     graph = commands.add_parser("graph", help="graph utilities")
     graph_commands = graph.add_subparsers(dest="graph_command", required=True, parser_class=_Parser)
@@ -97,6 +98,33 @@ def build_parser() -> argparse.ArgumentParser:
     _graph_options(convert)
     _common(convert)
     return parser
+
+
+def _validate_parser(commands) -> None:
+    validate = commands.add_parser("validate", help="run the modelled kernels on the GPU and compare with the model")
+    validate.add_argument("spec", help="graph file or generator spec")
+    validate.add_argument("--kernels", type=_name_list,
+                          default=["topo", "sm-1", "sm-2", "sm-4", "sm-8", "sm-16", "sm-32", "ws", "scan"],
+                          help="kernels to run (default topo,sm-1,sm-2,sm-4,sm-8,sm-16,sm-32,ws,scan)")
+    sources = validate.add_mutually_exclusive_group()
+    sources.add_argument("--source", type=int, help="one BFS source vertex")
+    sources.add_argument("--sources", type=int, default=3, help="seeded random sources (default 3)")
+    validate.add_argument("--seed", type=int, default=1, help="seed for picking sources (default 1)")
+    validate.add_argument("--repeats", type=int, default=5, help="timed runs per BFS; the median is kept (default 5)")
+    validate.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
+    validate.add_argument("--counters", action="store_true",
+                          help="also profile sampled rounds of the first source with Nsight Compute (ncu)")
+    validate.add_argument("--ncu-levels", type=int, default=24,
+                          help="rounds per kernel ncu profiles, evenly spaced over the BFS (default 24)")
+    validate.add_argument("--gpu", help="opmachine GPU profile for the predictions (default: the one for this device)")
+    validate.add_argument("--l2", choices=["lru", "setassoc"], default="setassoc",
+                          help="L2 model of the predictions (default setassoc)")
+    validate.add_argument("--measure-only", action="store_true", help="write the measured tables, predict nothing")
+    validate.add_argument("--measured", metavar="DIR",
+                          help="predict and compare from an earlier run's measured tables (no GPU needed)")
+    validate.add_argument("--out", default="validation", help="output directory (default ./validation)")
+    _graph_options(validate)
+    _common(validate)
 
 
 def _opm_parser(commands) -> None:
@@ -133,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
             return _run_analyze(args)
         if args.command == "opm":
             return _run_opm(args)
+        if args.command == "validate":
+            return _run_validate(args)
         if args.graph_command == "info":
             return _run_info(args)
         return _run_convert(args)
@@ -236,6 +266,92 @@ def _run_opm(args) -> int:
 
         result = predict_counters(result, counters)
     emit(render_gpu(result, args.format, args.per_level), args.out)
+    return 0
+
+
+def _run_validate(args) -> int:
+    from gpu_validate import validate as gv
+    from opmachine.kernels import parse_kernel
+    from opmachine.profile import load_profile
+
+    from .errors import InputError
+    from .frontier import bfs, check_source, pick_sources
+
+    kernels = [parse_kernel(k) for k in dict.fromkeys(args.kernels)]
+    for option, value, low in (("--repeats", args.repeats, 1), ("--warmup", args.warmup, 0),
+                               ("--ncu-levels", args.ncu_levels, 1)):
+        if value < low:
+            raise InputError(f"{option} must be at least {low}, got {value}")
+    if args.measured and (args.measure_only or args.counters):
+        raise InputError("--measured reuses measurements; it cannot be combined with --measure-only or --counters")
+    progress = _progress(args)
+    if args.measured:
+        tables = gv.read_measured(args.measured)
+        device = tables.pop("device")
+        profile_name = args.gpu or device.get("profile")
+        if not profile_name:
+            raise InputError(f"{args.measured}: device.json names no profile; pass --gpu")
+    else:
+        from gpu_validate.device import device_info, profile_name_for, require_gpu
+
+        require_gpu()
+        device = device_info()
+        profile_name = args.gpu or profile_name_for(device["device"])
+        if not profile_name:
+            raise InputError(f"no opmachine profile for {device['device']}: pass --gpu NAME|FILE.toml")
+    profile = load_profile(profile_name, kind="gpu")
+    device["profile"] = profile.name if args.gpu is None else args.gpu
+    graph = _load(args)
+    if args.measured:
+        sources = sorted({int(s) for s in tables["measured"]["source"]})
+        missing = [k.label for k in kernels if k.label not in set(tables["measured"]["kernel"])]
+        kernels = [k for k in kernels if k.label not in missing] if len(missing) < len(kernels) else kernels
+        if len(missing) == len(kernels):
+            raise InputError(f"{args.measured}: holds none of the kernels asked for")
+        if device.get("graph_n") not in (None, graph.n) or device.get("graph_m") not in (None, graph.m):
+            raise InputError(f"{args.measured}: was measured on a graph of n={device.get('graph_n')}, "
+                             f"m={device.get('graph_m')}, not this one (n={graph.n}, m={graph.m})")
+        tables = {k: (t[t["kernel"].isin([x.label for x in kernels])] if "kernel" in t else t)
+                  for k, t in tables.items()}
+    else:
+        sources = ([check_source(graph, args.source)] if args.source is not None
+                   else [int(s) for s in pick_sources(graph, args.sources, args.seed)])
+        device.update(graph=graph.name, graph_n=graph.n, graph_m=graph.m, sources=sources)
+        from gpu_validate.bfs import LevelMismatch
+
+        try:
+            measured, lanes = gv.measure(graph, graph.name, kernels, sources, profile, args.repeats, args.warmup,
+                                         progress)
+        except LevelMismatch as error:  # a kernel bug, not a user mistake: no timing, exit 1
+            sys.stderr.write(f"simdmodel: error: {error}\n")
+            return 1
+        tables = {"measured": measured, "lanes_model": lanes}
+        if args.counters:
+            depth = bfs(graph, sources[0]).depth
+            tables["ncu"] = gv.profile_counters(graph, graph.name, kernels, sources[0],
+                                                gv.sample_levels(depth, args.ncu_levels), profile)
+        if args.measure_only:
+            gv.write_tables(args.out, tables, None, device)
+            sys.stderr.write(f"wrote measurements of {len(measured)} launches to {args.out}/\n")
+            return 0
+    ncu = tables.get("ncu")
+    tables["predicted"] = gv.predict(graph, graph.name, kernels, sources, profile, args.l2, ncu, progress)
+    tables["throughput"] = gv.throughput(tables["measured"], tables["lanes_model"], graph.n, graph.m,
+                                         profile.dram_bandwidth_gbs)
+    meta = {"device": device.get("device"), "driver": device.get("driver"), "date": device.get("date"),
+            "command": "simdmodel " + " ".join(sys.argv[1:]) if sys.argv[1:] else "simdmodel validate",
+            "graphs": [graph.name], "kernels": [k.label for k in kernels], "sources": sources,
+            "profile": profile.name, "curves_measured": bool(profile.measured), "l2_model": args.l2}
+    out, summary = gv.compare_tables(tables, profile, meta)
+    gv.write_tables(args.out, {**tables, **out}, summary, device)
+    best = out["time_errors"]
+    lines = [f"{graph.name}: {len(tables['measured'])} launches on {device.get('device')}; tables in {args.out}/"]
+    for row in best[best["mode"] == "simulation"].itertuples():
+        lines.append(f"  {row.kernel:>6}: per-level MAPE {row.mape:6.1%}  r {row.pearson_r:5.2f}  "
+                     f"whole BFS {row.bfs_time_error:+7.1%}")
+    lines.append(f"  lanes exact {summary['lane_exact_fraction']}, jobs exact {summary['jobs_exact_fraction']}, "
+                 f"best mapping agreement {summary['best_mapping_agreement']}")
+    sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
 

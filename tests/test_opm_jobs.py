@@ -211,3 +211,49 @@ def test_compaction_counts_by_hand():
 def test_kernel_mapping_names_match_simdmodel():
     assert Kernel("group", 8).mapping() == Mapping("group", 8)
     assert Kernel("topo").mapping() is None
+
+
+def _chunk_needs_hold(fill, args, chunks):
+    """Each chunk's declared need bounds what it writes: run it in buffers of exactly that size."""
+    for chunk in range(chunks):
+        empty = (np.zeros(0, np.int8), np.zeros(0, np.int32), np.zeros(1, np.int64), np.zeros(0, np.int32))
+        _, _, _, need_jobs, need_sectors = fill(*args, chunk, chunk + 1, *empty, 0, 0)
+        buffers = (np.zeros(need_jobs, np.int8), np.zeros(need_jobs, np.int32), np.zeros(need_jobs + 1, np.int64),
+                   np.zeros(need_sectors, np.int32))
+        done, nj, ns, _, _ = fill(*args, chunk, chunk + 1, *buffers, 0, 0)
+        assert done == chunk + 1 and nj <= need_jobs and ns <= need_sectors
+
+
+@pytest.mark.parametrize("label", ["topo", "sm-1", "sm-7", "sm-32", "ws", "scan"])
+def test_declared_chunk_needs_bound_the_buffers(label):
+    # Vertex 0 points at 8, 16, ..., 8 x 600, which have no out-edges: each frontier vertex's row
+    # offsets lie in a sector of their own (2 x 32 sectors a warp) and there is no edge work, so
+    # the bound must not lean on the edges.
+    import scipy.sparse
+
+    from opmachine.kernels import group, scan, topo, ws
+    from simdmodel.load import load_graph
+
+    targets = 8 * np.arange(1, 601)
+    matrix = scipy.sparse.coo_matrix((np.ones(targets.size), (np.zeros(targets.size, int), targets)),
+                                     shape=(4900, 4900))
+    graph = load_graph(matrix)
+    frontiers = bfs(graph, 0)
+    layout = layout_for(graph.n, graph.m)
+    base = layout.base_sector
+    stamp = np.full(graph.n, -1, dtype=np.int32)
+    kernel = parse_kernel(label)
+    for level in range(frontiers.depth):
+        front = frontiers.frontier(level)
+        common = (graph.indptr, graph.indices, frontiers.levels, stamp, level)
+        rest = (base["row_start"], base["edge_dst"], base["level"], base["queue"])
+        if label == "topo":
+            args = (*common, 64, base["num_nodes"], base["row_start"], base["edge_dst"], base["level"])
+            _chunk_needs_hold(topo._fill, args, -(-graph.n // 32))
+        elif kernel.strategy == "group":
+            _chunk_needs_hold(group._fill, (*common, front, kernel.param, 64, *rest),
+                              group.chunks_of(front.size, kernel.param))
+        elif label == "ws":
+            _chunk_needs_hold(ws._fill, (*common, front, 64, *rest), -(-front.size // 32))
+        else:
+            _chunk_needs_hold(scan._fill, (*common, front, 256, 8, *rest), -(-front.size // 256))

@@ -1,6 +1,8 @@
 """`compact`: the second phase of a data-driven round, the level array compacted into the sorted queue.
 
-One thread per node, grid-stride (like `topo`'s outer loop): per warp step ANI re-reads
+One thread per node over warp-sized chunks (like `topo`'s outer loop; the CUDA kernel hands the
+chunks out in ascending order by an atomic ticket, which this model, counting jobs per launched
+warp as chunk c on warp c % warps, treats like a grid stride): per warp step ANI re-reads
 `num_nodes`, NF1 reads `level[node]` and keeps nodes labelled this round, and when any lane
 passes, one OP job stores the passing nodes at consecutive queue positions (their rank in the
 next frontier; the per-warp offsets come from a prefix sum this model does not count, like

@@ -32,8 +32,9 @@ def _fill(indptr, indices, levels, stamp, level, front, cta_size, grid, b_row, b
             prefix[k + 1] = prefix[k] + indptr[v + 1] - indptr[v]
         work = prefix[count]
         warp_rounds = warps_per_cta * ((work + cta_size - 1) // cta_size)
-        if not fits(nj, ns, 3 * warps_per_cta + 3 * warp_rounds, 16 * warps_per_cta + 3 * work, job_server, sectors):
-            return chunk, nj, ns, 3 * warps_per_cta + 3 * warp_rounds, 16 * warps_per_cta + 3 * work
+        # Per warp, the input jobs touch at most 5 queue sectors and 2 x 32 row_start sectors.
+        if not fits(nj, ns, 3 * warps_per_cta + 3 * warp_rounds, 72 * warps_per_cta + 3 * work, job_server, sectors):
+            return chunk, nj, ns, 3 * warps_per_cta + 3 * warp_rounds, 72 * warps_per_cta + 3 * work
         first_warp = (chunk % grid) * warps_per_cta
         for j in range(warps_per_cta):
             lo = 32 * j

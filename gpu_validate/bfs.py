@@ -1,0 +1,251 @@
+"""Run the modelled BFS kernels on the GPU, level by level, and check them against the CPU BFS.
+
+`GpuBfs` holds one graph on the device and runs a whole BFS from a source with one kernel:
+`topo` (one launch per round) or a data-driven mapping (an expansion of the sorted queue and a
+compaction into the next queue per round), with the launch geometry the model assumes (blocks
+of 256; `topo` and compaction one full wave; an expansion the blocks its frontier needs, at most
+one full wave; opmachine.predict.expansion_launch). After every run the levels are compared with
+the CPU BFS and a mismatch raises LevelMismatch: no timing of a wrong BFS is ever reported.
+
+- `time_bfs`: CUDA events around each launch, warm-up runs, then the median over repeats. The
+  timed runs replay the launch sequence of the first run (the frontier sizes are known by then)
+  in batches held back by a spinning kernel until the whole batch is queued, so each launch is
+  timed back to back on the GPU, without the host's per-launch overhead or the size read-back.
+- `count_bfs`: the instrumented build (-DCOUNT_LANES=1): lane slots, useful lanes and the warp-level
+  memory instructions per server of every launch.
+- `replay_round`: one round set up from the CPU BFS state, for Nsight Compute to profile sampled
+  levels of a deep BFS without running the rest.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from opmachine.kernels import DEFAULT_BLOCK, Kernel
+from opmachine.layout import check_row_offsets
+from opmachine.predict import expansion_launch
+from simdmodel.frontier import Frontiers, bfs
+
+from . import modules
+from .device import require_gpu
+
+UNVISITED = -1
+TICKET_SLOTS = 1 << 16
+SERVER_COUNTERS = ("ani", "nf1", "erl", "edl", "nf2", "op")  # counters[2:8] in bfs_common.cuh
+LAUNCH_COLUMNS = ("kernel", "source", "level", "phase", "block", "grid", "frontier_vertices")
+TIME_COLUMNS = (*LAUNCH_COLUMNS, "time_ns", "time_ns_min", "repeats")
+COUNT_COLUMNS = (*LAUNCH_COLUMNS, "lane_slots", "useful_lanes", *(f"gpu_jobs_{s}" for s in SERVER_COUNTERS))
+
+
+class LevelMismatch(RuntimeError):
+    """A GPU BFS whose levels differ from the CPU BFS: a kernel bug, never a timing."""
+
+
+class GpuBfs:
+    """One graph on the GPU, its BFS arrays, and the launches of `kernel` on it."""
+
+    def __init__(self, graph, kernel: Kernel, profile, instrumented: bool = False):
+        cp = require_gpu()
+        check_row_offsets(graph.m)
+        self.cp = cp
+        self.graph = graph
+        self.kernel = kernel
+        self.profile = profile
+        self.instrumented = instrumented
+        n = graph.n
+        self.n = n
+        self.num_nodes = cp.asarray(np.array([n], dtype=np.int32))
+        self.row_start = cp.asarray(graph.indptr.astype(np.int32))
+        self.edge_dst = cp.asarray(graph.indices.astype(np.int32, copy=False))
+        self.level = cp.empty(n, dtype=cp.int32)
+        self.queue = cp.empty(max(n, 1), dtype=cp.int32)
+        self.chunks = -(-n // 32)
+        self.status = cp.zeros(max(self.chunks, 1), dtype=cp.uint64)
+        self.tickets = cp.zeros(TICKET_SLOTS, dtype=cp.uint32)  # one chunk counter per compaction launch
+        self.epoch = 0
+        self.counters = cp.zeros(8, dtype=cp.uint64)
+        self.full_wave = profile.full_wave_grid(DEFAULT_BLOCK)
+        if kernel.strategy == "topo":
+            self.expand = modules.function("topo", instrumented)
+        else:
+            self.expand = modules.function(kernel.strategy, instrumented, kernel.param)
+            self.compact = modules.function("compact", instrumented)
+        self._frontiers: dict[int, Frontiers] = {}
+
+    def frontiers(self, source: int) -> Frontiers:
+        """The CPU BFS from `source` (sorted frontiers): the reference every GPU run is checked against."""
+        if source not in self._frontiers:
+            self._frontiers[source] = bfs(self.graph, source)
+        return self._frontiers[source]
+
+    # -- one launch each -------------------------------------------------------------------------
+
+    def _launch_topo(self, level: int):
+        self.expand((self.full_wave,), (DEFAULT_BLOCK,),
+                    (self.num_nodes, np.int32(self.n), self.row_start, self.edge_dst, self.level, np.int32(level),
+                     self.counters))
+        return self.full_wave
+
+    def _launch_expand(self, size: int, level: int):
+        grid = expansion_launch(self.kernel, self.profile, size).grid
+        self.expand((grid,), (DEFAULT_BLOCK,),
+                    (self.queue, np.int32(size), self.row_start, self.edge_dst, self.level, np.int32(level),
+                     self.counters))
+        return grid
+
+    def _launch_compact(self, level: int):
+        self.epoch += 1
+        if self.epoch >= 2**31:
+            self.status.fill(0)
+            self.epoch = 1
+        slot = self.epoch % TICKET_SLOTS
+        if slot == 0:  # every slot used once: clear them all (a launch's counter must start at 0)
+            self.tickets.fill(0)
+        self.compact((self.full_wave,), (DEFAULT_BLOCK,),
+                     (self.num_nodes, np.int32(self.n), self.level, np.int32(level + 1), self.queue, self.status,
+                      np.uint32(self.epoch), self.tickets[slot:slot + 1], self.counters))
+        return self.full_wave
+
+    def _next_size(self) -> int:
+        if self.n == 0:
+            return 0
+        return int(self.status[self.chunks - 1].get()) & 0xFFFFFFFF
+
+    # -- whole runs ------------------------------------------------------------------------------
+
+    def _reset(self, source: int) -> None:
+        self.level.fill(UNVISITED)
+        self.level[source] = 0
+        self.queue[0] = source
+
+    def _run(self, source: int, on_launch) -> list[dict]:
+        """One whole BFS; `on_launch()` runs before each launch and returns a callable run right after it."""
+        front = self.frontiers(source)
+        self._reset(source)
+        rows = []
+        level, size = 0, 1
+        while True:
+            if self.kernel.strategy == "topo":
+                done = on_launch()
+                grid = self._launch_topo(level)
+                rows.append(self._row(source, level, "topo", grid, front_size(front, level), done()))
+                level += 1
+                if level > front.depth or not bool((self.level == level).any()):
+                    break
+                continue
+            done = on_launch()
+            grid = self._launch_expand(size, level)
+            rows.append(self._row(source, level, "expand", grid, size, done()))
+            done = on_launch()
+            grid = self._launch_compact(level)
+            after = done()
+            size = self._next_size()
+            rows.append(self._row(source, level, "compact", grid, size, after))
+            level += 1
+            if size == 0 or level > front.depth:
+                break
+        self._check(source, front)
+        return rows
+
+    def _row(self, source, level, phase, grid, size, after) -> dict:
+        return {**_key(self.kernel, source, level, phase), "block": DEFAULT_BLOCK, "grid": int(grid),
+                "frontier_vertices": int(size), "_after": after}
+
+    def _check(self, source: int, front: Frontiers) -> None:
+        got = self.level.get()
+        if not np.array_equal(got, front.levels):
+            bad = np.flatnonzero(got != front.levels)
+            v = int(bad[0])
+            raise LevelMismatch(
+                f"{self.kernel.label} BFS from {source} on {self.graph.name}: {bad.size} vertices have wrong levels "
+                f"(first: vertex {v}, GPU {int(got[v])}, CPU {int(front.levels[v])}); no timing reported")
+
+    def time_bfs(self, source: int, repeats: int = 5, warmup: int = 1) -> pd.DataFrame:
+        """Per-launch time of a BFS from `source`: CUDA events, `warmup` untimed runs, median of `repeats`."""
+        if self.instrumented:
+            raise ValueError("time the plain build, not the instrumented one")
+        plan = pd.DataFrame(self._run(source, lambda: (lambda: None))).drop(columns="_after")
+        for _ in range(warmup - 1):
+            self._run(source, lambda: (lambda: None))
+        samples = []
+        for _ in range(repeats):
+            self._reset(source)
+            samples.append(self._timed_replay(plan))
+            self._check(source, self.frontiers(source))
+        times = np.array(samples, dtype=np.float64)
+        table = plan.copy()
+        table["time_ns"] = np.median(times, axis=0)
+        table["time_ns_min"] = times.min(axis=0)
+        table["repeats"] = repeats
+        return table[list(TIME_COLUMNS)]
+
+    def _timed_replay(self, plan: pd.DataFrame, batch: int = 64) -> list[float]:
+        """Run the launches of `plan` again, `batch` at a time behind a hold kernel; ns per launch."""
+        cp = self.cp
+        flag_memory = cp.cuda.alloc_pinned_memory(4)
+        flag = np.frombuffer(flag_memory, dtype=np.int32, count=1)
+        hold = modules.function("hold")
+        times = []
+        rows = plan.to_dict(orient="records")
+        for first in range(0, len(rows), batch):
+            flag[0] = 0
+            hold((1,), (1,), (np.uint64(flag_memory.ptr),))
+            events = []
+            for row in rows[first:first + batch]:
+                start, end = cp.cuda.Event(), cp.cuda.Event()
+                start.record()
+                if row["phase"] == "topo":
+                    self._launch_topo(row["level"])
+                elif row["phase"] == "expand":
+                    self._launch_expand(row["frontier_vertices"], row["level"])
+                else:
+                    self._launch_compact(row["level"])
+                end.record()
+                events.append((start, end))
+            flag[0] = 1
+            events[-1][1].synchronize()
+            times.extend(cp.cuda.get_elapsed_time(s, e) * 1e6 for s, e in events)
+        return times
+
+    def count_bfs(self, source: int) -> pd.DataFrame:
+        """Lane slots, useful lanes and jobs per server of every launch (instrumented build)."""
+        if not self.instrumented:
+            raise ValueError("lane counters need the instrumented build (instrumented=True)")
+
+        def on_launch():
+            self.counters.fill(0)
+            return lambda: self.counters.get()
+
+        rows = self._run(source, on_launch)
+        for row in rows:
+            counts = row.pop("_after").astype(np.int64)
+            row["lane_slots"], row["useful_lanes"] = int(counts[0]), int(counts[1])
+            for k, server in enumerate(SERVER_COUNTERS):
+                row[f"gpu_jobs_{server}"] = int(counts[2 + k])
+        return pd.DataFrame(rows, columns=list(COUNT_COLUMNS))
+
+    def replay_round(self, source: int, level: int) -> list[dict]:
+        """Run round `level` alone from the CPU BFS state before it (levels <= `level` set, the sorted
+        frontier in the queue): the same launches as in the whole BFS, for profiling sampled levels."""
+        front = self.frontiers(source)
+        state = np.where((front.levels >= 0) & (front.levels <= level), front.levels, UNVISITED).astype(np.int32)
+        self.level.set(state)
+        frontier = front.frontier(level)
+        if frontier.size:
+            self.queue[: frontier.size].set(frontier.astype(np.int32))
+        if self.kernel.strategy == "topo":
+            grid = self._launch_topo(level)
+            return [{**_key(self.kernel, source, level, "topo"), "grid": grid}]
+        grid = self._launch_expand(frontier.size, level)
+        rows = [{**_key(self.kernel, source, level, "expand"), "grid": grid}]
+        grid = self._launch_compact(level)
+        rows.append({**_key(self.kernel, source, level, "compact"), "grid": grid})
+        return rows
+
+
+def _key(kernel, source, level, phase) -> dict:
+    return {"kernel": kernel.label, "source": int(source), "level": int(level), "phase": phase}
+
+
+def front_size(front: Frontiers, level: int) -> int:
+    return int(front.vertex_frontier_sizes()[level]) if level < front.depth else 0

@@ -1,0 +1,74 @@
+// Shared pieces of the modelled BFS kernels (DESIGN.md "Operator machine", seed 003 §6.3).
+//
+// Every load the model counts as a job is one `ld.global.cg` instruction (L2 only: the model has
+// no L1, like the K40c's uncached global loads), issued through `asm volatile` so the compiler
+// neither merges nor drops it: Nsight Compute's smsp__inst_executed_op_global_ld.sum then equals
+// the model's ANI + NF1 + ERL + EDL + NF2 job count. The OP job is a plain global store.
+//
+// Built with -DCOUNT_LANES=1, each load site and the expansion loop also count, once per warp
+// instruction, the jobs per server and the lane slots / useful lanes (__activemask / __popc) into
+// `counters` (unsigned long long[8]): lane_slots, useful_lanes, jobs ANI, NF1, ERL, EDL, NF2, OP.
+#pragma once
+
+#define BFS_UNVISITED (-1)
+#define BFS_BLOCK 256
+#define BFS_MIN_BLOCKS 8  // 8 blocks of 256 fill an SM of 2048 threads: one full wave is co-resident
+
+enum { C_SLOTS = 0, C_USEFUL = 1, C_ANI = 2, C_NF1 = 3, C_ERL = 4, C_EDL = 5, C_NF2 = 6, C_OP = 7 };
+
+__device__ __forceinline__ int load_cg(const int* p) {
+    int v;
+    asm volatile("ld.global.cg.s32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }
+
+#if COUNT_LANES
+// One count per warp-level instruction: the lowest active lane adds for the warp.
+__device__ __forceinline__ void count_job(unsigned long long* counters, int server) {
+    unsigned mask = __activemask();
+    if (lane_id() == (unsigned)(__ffs(mask) - 1)) atomicAdd(counters + server, 1ull);
+}
+__device__ __forceinline__ void count_lanes(unsigned long long* counters) {
+    unsigned mask = __activemask();
+    if (lane_id() == (unsigned)(__ffs(mask) - 1)) {
+        atomicAdd(counters + C_SLOTS, 32ull);
+        atomicAdd(counters + C_USEFUL, (unsigned long long)__popc(mask));
+    }
+}
+#define COUNT_JOB(server) count_job(counters, server)
+#define COUNT_LANES_HERE() count_lanes(counters)
+#else
+#define COUNT_JOB(server) ((void)0)
+#define COUNT_LANES_HERE() ((void)0)
+#endif
+
+// One lockstep inner-loop iteration of the expansion: EDL reads edge_dst[e], NF2 reads level[dst],
+// OP stores level[dst] = next when it was unvisited.
+__device__ __forceinline__ void visit_edge(const int* edge_dst, int* level, int e, int next,
+                                           unsigned long long* counters) {
+    COUNT_LANES_HERE();
+    COUNT_JOB(C_EDL);
+    int d = load_cg(edge_dst + e);
+    COUNT_JOB(C_NF2);
+    if (load_cg(level + d) == BFS_UNVISITED) {
+        COUNT_JOB(C_OP);
+        level[d] = next;
+    }
+}
+
+// A data-driven warp's input (ANI, then ERL twice): the vertex at queue[pos] and its edge range.
+__device__ __forceinline__ int load_vertex(const int* queue, const int* row_start, int pos, int* begin,
+                                           int* end, unsigned long long* counters) {
+    COUNT_JOB(C_ANI);
+    int v = load_cg(queue + pos);
+    COUNT_JOB(C_ERL);
+    *begin = load_cg(row_start + v);
+    COUNT_JOB(C_ERL);
+    *end = load_cg(row_start + v + 1);
+    return v;
+}
+
+__device__ __forceinline__ int global_warp() { return (blockIdx.x * blockDim.x + threadIdx.x) >> 5; }
+__device__ __forceinline__ int launched_warps() { return (gridDim.x * blockDim.x) >> 5; }

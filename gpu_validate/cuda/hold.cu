@@ -1,0 +1,7 @@
+// A one-thread kernel that spins until the host sets *flag (pinned, mapped host memory). Queued
+// ahead of a batch of launches, it lets the host enqueue the whole batch before the GPU starts, so
+// the events around each launch time the kernel, not the host's launch overhead.
+extern "C" __global__ void hold_until(const volatile int* flag) {
+    while (*flag == 0) {
+    }
+}

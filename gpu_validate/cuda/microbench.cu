@@ -1,0 +1,75 @@
+// Memory microbenchmarks for the service curves S(m) of seed 003 §6.5 (Fig. 6).
+//
+// A request is one 32-byte sector load. The buffer is an array of sectors; the first 32-bit word
+// of sector s holds the index of the next sector of its chain. A thread follows CHAINS independent
+// chains; every load's address comes from the previous load of the same chain (a dependent pointer
+// chase), so each chain has exactly one request in flight and a warp whose first `lanes` lanes are
+// active has lanes x CHAINS requests in flight: m = warps x lanes x CHAINS, exactly.
+//
+// next = (loaded + add) & mask: `add` is 0 for the random cycles (l2_hit, row_miss) and lanes - 1
+// for the sequential walk (row_hit, buffer word s holds s + 1), so the lanes of a warp read
+// adjacent sectors and each step moves on by `lanes` sectors; `mask` (sectors - 1, a power of two)
+// wraps the walk.
+//
+// Loads are ld.global.cg (cached in L2 only, as the model's memory has no L1) unless the kernel
+// name ends in _ca (ld.global.ca, cached in L1 too), used only to measure what L1 would change.
+// The file includes no header: NVRTC (cupy.RawModule) compiles it as it is.
+
+template <bool CA>
+__device__ __forceinline__ unsigned mb_load(const unsigned* p) {
+    unsigned v;
+    if (CA) {
+        asm volatile("ld.global.ca.u32 %0, [%1];" : "=r"(v) : "l"(p));
+    } else {
+        asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p));
+    }
+    return v;
+}
+
+// starts[(warp * CHAINS + c) * lanes + lane]: the first sector of chain c of that lane.
+template <int CHAINS, bool CA>
+__device__ __forceinline__ void mb_chase(const unsigned* __restrict__ buf, const unsigned* __restrict__ starts,
+                                         int lanes, long long steps, unsigned add, unsigned mask,
+                                         unsigned* __restrict__ sink) {
+    const int lane = threadIdx.x & 31;
+    if (lane >= lanes) return;
+    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    unsigned idx[CHAINS];
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) idx[c] = starts[(warp * CHAINS + c) * lanes + lane];
+    for (long long s = 0; s < steps; ++s) {
+#pragma unroll
+        for (int c = 0; c < CHAINS; ++c) idx[c] = (mb_load<CA>(buf + (unsigned long long)idx[c] * 8) + add) & mask;
+    }
+    unsigned acc = 0;
+#pragma unroll
+    for (int c = 0; c < CHAINS; ++c) acc ^= idx[c];
+    if (acc == 0xFFFFFFFFu) sink[0] = acc;  // never true for a valid index; keeps the chase live
+}
+
+#define MB_CHASE(NAME, CHAINS, CA)                                                                    \
+    extern "C" __global__ void __launch_bounds__(256)                                                 \
+    NAME(const unsigned* __restrict__ buf, const unsigned* __restrict__ starts, int lanes,           \
+         long long steps, unsigned add, unsigned mask, unsigned* __restrict__ sink) {                \
+        mb_chase<CHAINS, CA>(buf, starts, lanes, steps, add, mask, sink);                            \
+    }
+
+MB_CHASE(mb_chase_1, 1, false)
+MB_CHASE(mb_chase_2, 2, false)
+MB_CHASE(mb_chase_4, 4, false)
+MB_CHASE(mb_chase_8, 8, false)
+MB_CHASE(mb_chase_1_ca, 1, true)
+
+// Read `words` 16-byte words with ld.global.cg (grid-stride): fills L2 with that buffer, evicting
+// what was there (an L2 flush before a DRAM measurement, or a warm-up of an L2-resident buffer).
+extern "C" __global__ void mb_touch(const unsigned* __restrict__ data, long long words, unsigned* __restrict__ sink) {
+    unsigned acc = 0;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride) {
+        unsigned x, y, z, w;
+        asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "l"(data + 4 * i));
+        acc ^= x ^ y ^ z ^ w;
+    }
+    if (acc == 0x9E3779B9u) sink[1] = acc;  // data-dependent store so the loads are kept
+}

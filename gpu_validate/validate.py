@@ -1,0 +1,234 @@
+"""Prediction beside measurement for one graph: `simdmodel validate`.
+
+Three stages, each a function, writing tidy tables (DESIGN.md "Validation ladder"):
+1. `measure` (GPU): every kernel's BFS from every source, timed per launch (CUDA events, median
+   of repeats), its lane and job counters from the instrumented build, and its levels checked
+   against the CPU BFS; plus the lanes simdmodel's accounting expects.
+2. `profile_counters` (GPU, optional): Nsight Compute on sampled rounds from the first source.
+3. `predict` (CPU): opmachine's prediction of every launch in simulation mode and, where ncu
+   measured the launch, in counters mode (the measured counts replace the simulated ones).
+`compare` then runs gpu_validate.compare over the tables and builds `summary.json`. Measured tables
+can be saved and predicted again later without a GPU (`--measured DIR`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from opmachine.counters import predict_counters
+from opmachine.predict import predict_bfs
+from simdmodel.errors import InputError
+
+from . import compare
+from .lanes import lanes_model
+
+MEASURED_TABLES = ("measured", "lanes_model", "ncu")
+DEFAULT_KERNELS = ("topo", "sm-1", "sm-2", "sm-4", "sm-8", "sm-16", "sm-32", "ws", "scan")
+NCU_LEVELS = 24  # rounds Nsight Compute profiles per kernel (all of them when the BFS is shallower)
+
+
+def sample_levels(depth: int, limit: int) -> list[int]:
+    """All levels when depth <= limit, else `limit` evenly spaced ones from 0 to depth - 1."""
+    if depth <= limit:
+        return list(range(depth))
+    return sorted({round(x) for x in np.linspace(0, depth - 1, limit)})
+
+
+def _progress(items, desc: str, progress: bool):
+    if not progress:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, leave=False)
+
+
+def measure(graph, graph_label: str, kernels, sources, profile, repeats: int = 5, warmup: int = 1,
+            progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Timed and counted GPU BFS runs (the `measured` table) and the expected lanes (`lanes_model`)."""
+    from .bfs import COUNT_COLUMNS, LAUNCH_COLUMNS, GpuBfs
+
+    measured, expected = [], []
+    for kernel in _progress(kernels, "GPU kernels", progress):
+        plain = GpuBfs(graph, kernel, profile)
+        counted = GpuBfs(graph, kernel, profile, instrumented=True)
+        counted._frontiers = plain._frontiers
+        for source in sources:
+            timed = plain.time_bfs(source, repeats, warmup)
+            counts = counted.count_bfs(source)
+            extra = [c for c in COUNT_COLUMNS if c not in LAUNCH_COLUMNS]
+            if len(timed) != len(counts):
+                raise RuntimeError(f"{kernel.label}: timed and counted runs differ in launches")
+            table = pd.concat([timed.reset_index(drop=True), counts[extra].reset_index(drop=True)], axis=1)
+            measured.append(table)
+            expected.append(lanes_model(graph, kernel, source, plain.frontiers(source)))
+        del plain, counted
+    out = pd.concat(measured, ignore_index=True)
+    out.insert(0, "graph", graph_label)
+    lanes = pd.concat(expected, ignore_index=True)
+    lanes.insert(0, "graph", graph_label)
+    return out, lanes
+
+
+def profile_counters(graph, graph_label: str, kernels, source: int, levels, profile,
+                     timeout: float | None = None) -> pd.DataFrame:
+    """Nsight Compute counters of the rounds `levels` from `source` for each kernel (the `ncu` table)."""
+    from simdmodel.readers.npz import write_npz
+
+    from .ncu import run_ncu
+
+    with tempfile.TemporaryDirectory(prefix="simdmodel-ncu-") as tmp:
+        graph_path = Path(tmp) / "graph.npz"
+        write_npz(graph, graph_path)
+        log = Path(tmp) / "launches.csv"
+        argv = [sys.executable, "-m", "gpu_validate.replay", str(graph_path),
+                "--kernels", ",".join(k.label for k in kernels), "--source", str(int(source)),
+                "--levels", ",".join(str(x) for x in levels), "--gpu", profile.path, "--log", str(log)]
+        env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent),
+                                                           os.environ.get("PYTHONPATH", "")]))}
+        counters = run_ncu(argv, kernel_regex="^bfs_", timeout=timeout, env=env)
+        launches = pd.read_csv(log)
+    if len(launches) != len(counters):
+        raise RuntimeError(f"ncu profiled {len(counters)} launches, the replay made {len(launches)}")
+    metrics = counters.drop(columns=[c for c in ("launch", "kernel_name", "kernel_signature", "block", "grid")
+                                     if c in counters.columns])
+    table = pd.concat([launches.drop(columns="grid"), metrics.reset_index(drop=True)], axis=1)
+    table.insert(0, "graph", graph_label)
+    return table
+
+
+def counters_table(ncu: pd.DataFrame) -> pd.DataFrame:
+    """ncu rows in opmachine's counters-mode columns (jobs = warp-level loads + stores executed)."""
+    sectors = ncu["l2_read_sectors"] + ncu["l2_write_sectors"]
+    return pd.DataFrame({
+        "level": ncu["level"], "phase": ncu["phase"], "jobs_total": ncu["ld_inst"] + ncu["st_inst"],
+        "l2_sectors": sectors, "l2_hits": sectors - ncu["l2_read_misses"],
+        "dram_sectors": ncu["dram_read_sectors"] + ncu["dram_write_sectors"],
+        "achieved_occupancy_pct": ncu["achieved_occupancy_pct"],
+    })
+
+
+def predict(graph, graph_label: str, kernels, sources, profile, l2_model: str = "setassoc", ncu=None,
+            progress: bool = False) -> pd.DataFrame:
+    """opmachine's prediction of every launch (mode simulation) and of the ncu-profiled ones (mode counters)."""
+    rows = []
+    for kernel in _progress(kernels, "predicting", progress):
+        for source in sources:
+            result = predict_bfs(graph, int(source), kernel, profile, l2_model=l2_model)
+            sim = result.per_level.copy()
+            rows.append(sim.assign(graph=graph_label, source=int(source)))
+            if ncu is None or ncu.empty:
+                continue
+            mine = ncu[(ncu["kernel"] == kernel.label) & (ncu["source"] == int(source))]
+            if mine.empty:
+                continue
+            keys = pd.MultiIndex.from_frame(mine[["level", "phase"]])
+            subset = sim[pd.MultiIndex.from_frame(sim[["level", "phase"]]).isin(keys)]
+            counted = predict_counters(dataclasses.replace(result, per_level=subset.reset_index(drop=True)),
+                                       counters_table(mine))
+            rows.append(counted.per_level.assign(graph=graph_label, source=int(source)))
+    table = pd.concat(rows, ignore_index=True)
+    front = ["graph", "kernel", "source", "level", "phase", "mode"]
+    return table[front + [c for c in table.columns if c not in front]]
+
+
+def throughput(measured: pd.DataFrame, lanes: pd.DataFrame, n: int, m: int, bandwidth_gbs: float) -> pd.DataFrame:
+    """Traversal rate (GTEPS) per (graph, kernel, source) beside the device's memory-bandwidth bound.
+
+    Edges traversed = the useful lanes of all expansions (each frontier edge inspected once).
+    The bound is the rate if the BFS moved only its compulsory bytes at `bandwidth_gbs`: every
+    row offset and edge read once and every level entry written and read once (4-byte elements).
+    """
+    edges = lanes.groupby(["graph", "kernel", "source"])["useful_lanes"].sum()
+    times = measured.groupby(["graph", "kernel", "source"])["time_ns"].sum()
+    table = pd.DataFrame({"edges": edges, "measured_ns": times}).reset_index()
+    table["gteps"] = table["edges"] / table["measured_ns"]
+    compulsory_bytes = 4 * (n + 1) + 4 * m + 2 * 4 * n
+    table["bound_gteps"] = table["edges"] / (compulsory_bytes / bandwidth_gbs)
+    table["fraction_of_bound"] = table["gteps"] / table["bound_gteps"]
+    return table
+
+
+def compare_tables(tables: dict, profile, meta: dict) -> tuple[dict, dict]:
+    """The comparison tables and the summary dict from measured, lanes_model, ncu and predicted."""
+    measured, predicted = tables["measured"], tables["predicted"]
+    ncu = tables.get("ncu")
+    exact = compare.exact_checks(measured, predicted, tables["lanes_model"], ncu)
+    simulated = predicted[predicted["mode"] == "simulation"]
+    counters = compare.counter_errors(simulated, ncu, profile.physical_warps) if ncu is not None else None
+    rounds = compare.round_times(measured, predicted)
+    bfs_times = compare.whole_bfs(rounds)
+    time_table = compare.time_errors(rounds)
+    best = compare.best_mapping(bfs_times)
+    phases = compare.phase_errors(measured, predicted)
+    out = {"exact": exact, "rounds": rounds, "whole_bfs": bfs_times, "time_errors": time_table,
+           "best_mapping": best, "phase_errors": phases}
+    if counters is not None:
+        out["counter_errors"] = counters
+    summary = compare.summarize(exact, counters, time_table, best, meta, phases)
+    return out, summary
+
+
+def read_measured(directory) -> dict:
+    """The measured tables of an earlier run (measured, lanes_model, ncu if present; .csv or .csv.gz)."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise InputError(f"{directory}: no such directory of measurements")
+    tables = {}
+    for name in MEASURED_TABLES:
+        path = next((directory / f"{name}{s}" for s in (".csv", ".csv.gz") if (directory / f"{name}{s}").is_file()), None)
+        if path is not None:
+            tables[name] = pd.read_csv(path)
+        elif name != "ncu":
+            raise InputError(f"{directory}: missing {name}.csv (written by a GPU run of simdmodel validate)")
+    device = directory / "device.json"
+    tables["device"] = json.loads(device.read_text()) if device.is_file() else {}
+    return tables
+
+
+def write_tables(directory, tables: dict, summary: dict | None, device: dict | None) -> None:
+    """Write every table as CSV (plus summary.json, device.json) into `directory`, all or nothing.
+
+    The files go to a fresh folder beside it, which then replaces `directory`; an existing
+    `directory` is replaced only if it is empty or holds an earlier run's files.
+    """
+    target = Path(directory)
+    if target.exists():
+        if not target.is_dir():
+            raise InputError(f"{target}: exists and is not a directory")
+        strangers = [p.name for p in target.iterdir()
+                     if not p.is_file() or not p.name.endswith((".csv", ".csv.gz", ".json", ".md"))]
+        if strangers:
+            raise InputError(f"{target}: exists and holds other files ({strangers[0]}); choose another --out")
+    if not target.parent.is_dir():
+        raise InputError(f"{target}: directory {target.parent} does not exist")
+    temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        for name, table in tables.items():
+            if isinstance(table, pd.DataFrame):
+                table.to_csv(temp / f"{name}.csv", index=False)
+        if summary is not None:
+            (temp / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False) + "\n")
+        if device:
+            (temp / "device.json").write_text(json.dumps(device, indent=2) + "\n")
+        if target.exists():
+            keep = [p for p in target.iterdir() if p.name == "README.md"]
+            for p in keep:
+                shutil.copy2(p, temp / p.name)
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            os.replace(target, old / target.name)
+            os.replace(temp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(temp, target)
+        os.chmod(target, 0o755)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise

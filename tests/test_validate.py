@@ -1,0 +1,150 @@
+"""`simdmodel validate` without a GPU: the clear error, and predict + compare from saved measurements.
+
+The saved measurements here are synthetic (built from the model itself, times scaled by a known
+factor), so every comparison figure is known by hand: a prediction 1/1.25 of the measured time
+has per-level error exactly -0.2, r = 1, and lanes and jobs match exactly.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import opmachine as om
+import simdmodel as sm
+from gpu_validate.lanes import lanes_model
+from gpu_validate.validate import sample_levels, throughput, write_tables
+from simdmodel.errors import InputError
+
+SPEC = "rmat:scale=9,ef=8,seed=5"
+KERNELS = ("topo", "sm-4", "ws", "scan")
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "simdmodel.cli", *args], check=False, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("measured")
+    graph = sm.load_graph(SPEC)
+    profile = om.load_profile("h200")
+    sources = [int(s) for s in sm.pick_sources(graph, 2, seed=1)]
+    measured, lanes = [], []
+    for label in KERNELS:
+        kernel = om.parse_kernel(label)
+        for source in sources:
+            p = om.predict_bfs(graph, source, kernel, profile, l2_model="setassoc").per_level
+            table = p[["level", "phase", "block", "grid", "frontier_vertices"]].assign(
+                graph=graph.name, kernel=label, source=source, time_ns=1.25 * p["predicted_ns"],
+                time_ns_min=p["predicted_ns"], repeats=3,
+                lane_slots=np.where(p["phase"] == "compact", 0, 32 * p["jobs_edl"]),
+                useful_lanes=np.where(p["phase"] == "compact", 0, p["frontier_edges"]))
+            for server in ("ani", "nf1", "erl", "edl", "nf2", "op"):
+                table[f"gpu_jobs_{server}"] = p[f"jobs_{server}"]
+            measured.append(table)
+            expected = lanes_model(graph, kernel, source, sm.frontier.bfs(graph, source))
+            lanes.append(expected.assign(graph=graph.name))
+    pd.concat(measured).to_csv(folder / "measured.csv", index=False)
+    pd.concat(lanes).to_csv(folder / "lanes_model.csv", index=False)
+    (folder / "device.json").write_text(json.dumps({"device": "synthetic", "driver": "none", "date": "2026-11-21",
+                                                    "profile": "h200", "graph_n": graph.n, "graph_m": graph.m}))
+    return folder
+
+
+def test_without_a_gpu_validate_exits_2_with_one_line(tmp_path):
+    pytest.importorskip("pytest")
+    try:
+        import cupy  # noqa: F401
+        pytest.skip("CuPy is installed here")
+    except ImportError:
+        pass
+    out = _cli("validate", SPEC, "--out", str(tmp_path / "v"))
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "CuPy" in out.stderr
+    assert not (tmp_path / "v").exists()
+
+
+def test_compare_from_saved_measurements(saved, tmp_path):
+    out_dir = tmp_path / "v"
+    out = _cli("validate", SPEC, "--kernels", ",".join(KERNELS), "--measured", str(saved), "--out", str(out_dir))
+    assert out.returncode == 0, out.stderr
+    summary = json.loads((out_dir / "summary.json").read_text())
+    assert summary["lane_exact_fraction"] == 1.0 and summary["jobs_exact_fraction"] == 1.0
+    assert summary["time_mape_per_level"] == pytest.approx(0.2)
+    assert summary["time_max_error_per_level"] == pytest.approx(-0.2)
+    assert summary["bfs_time_error_median"] == pytest.approx(-0.2)
+    assert summary["time_pearson_r"] == pytest.approx(1.0)
+    assert summary["best_mapping_agreement"] == 1.0
+    for key in ("device", "driver", "date", "command", "graphs", "kernels"):
+        assert summary[key]
+    rounds = pd.read_csv(out_dir / "rounds.csv")
+    assert rounds["predicted"].all() and np.allclose(rounds["error"], -0.2)
+    assert {"throughput.csv", "exact.csv", "predicted.csv", "time_errors.csv"} <= {p.name for p in out_dir.iterdir()}
+
+
+def test_saved_measurements_of_another_graph_are_refused(saved, tmp_path):
+    out = _cli("validate", "rmat:scale=10,ef=8", "--measured", str(saved), "--out", str(tmp_path / "v"))
+    assert out.returncode == 2 and "measured on a graph" in out.stderr
+    assert not (tmp_path / "v").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--measured", "/nonexistent/dir"], "no such directory"),
+    (["--repeats", "0"], "--repeats must be at least 1"),
+    (["--kernels", "sm-33"], "group size 33"),
+    (["--measured", ".", "--counters"], "cannot be combined"),
+])
+def test_bad_options_get_one_line(args, message, tmp_path):
+    out = _cli("validate", SPEC, *args, "--out", str(tmp_path / "v"))
+    assert out.returncode == 2 and message in out.stderr and out.stderr.count("\n") == 1
+
+
+def test_sample_levels():
+    assert sample_levels(5, 24) == [0, 1, 2, 3, 4]
+    picked = sample_levels(1000, 24)
+    assert len(picked) == 24 and picked[0] == 0 and picked[-1] == 999 and picked == sorted(picked)
+
+
+def test_write_tables_is_all_or_nothing(tmp_path):
+    target = tmp_path / "out"
+    write_tables(target, {"a": pd.DataFrame({"x": [1]})}, {"k": 1}, {"device": "d"})
+    assert sorted(p.name for p in target.iterdir()) == ["a.csv", "device.json", "summary.json"]
+    write_tables(target, {"b": pd.DataFrame({"x": [2]})}, None, None)  # an earlier run is replaced
+    assert sorted(p.name for p in target.iterdir()) == ["b.csv"]
+    (target / "notes.txt").write_text("mine")
+    with pytest.raises(InputError, match="holds other files"):
+        write_tables(target, {"c": pd.DataFrame({"x": [3]})}, None, None)
+    assert (target / "b.csv").exists() and not any(p.name.startswith(".out") for p in tmp_path.iterdir())
+
+
+def test_throughput_and_bound_by_hand():
+    measured = pd.DataFrame({"graph": "g", "kernel": "ws", "source": 0, "time_ns": [600.0, 400.0]})
+    lanes = pd.DataFrame({"graph": "g", "kernel": "ws", "source": 0, "useful_lanes": [1500, 500]})
+    table = throughput(measured, lanes, n=99, m=1000, bandwidth_gbs=1000.0)
+    # 2000 edges in 1000 ns = 2 GTEPS; compulsory bytes 4*100 + 4*1000 + 8*99 = 5192 -> 5.192 ns at 1000 GB/s.
+    assert table["gteps"].iloc[0] == pytest.approx(2.0)
+    assert table["bound_gteps"].iloc[0] == pytest.approx(2000 / 5.192)
+
+
+def test_committed_validation_summary_has_every_figure():
+    from pathlib import Path
+
+    results = Path(__file__).parent.parent / "gpu_validate" / "results" / "nvidia-h200"
+    summary = json.loads((results / "summary.json").read_text())
+    for key in ("device", "driver", "date", "command", "graphs", "kernels", "lane_exact_fraction",
+                "jobs_exact_fraction", "l2_sector_error_median", "dram_sector_error_median", "time_mape_per_level",
+                "time_max_error_per_level", "time_pearson_r", "bfs_time_error_median", "best_mapping_agreement"):
+        assert summary[key] is not None, key
+    for key in ("lane_exact_fraction", "jobs_exact_fraction", "best_mapping_agreement"):
+        assert 0 <= summary[key] <= 1
+    assert -1 <= summary["time_pearson_r"] <= 1 and summary["time_mape_per_level"] >= 0
+    assert len(summary["kernels"]) == 9 and summary["device"] == "NVIDIA H200"
+    for spec in summary["graphs"]:  # each pooled graph has its measured tables beside the summary
+        from gpu_validate.suite import graph_slug, table_path
+
+        assert table_path(results / graph_slug(spec), "measured") is not None
