@@ -204,6 +204,16 @@ def exact_checks(measured: pd.DataFrame, predicted, lanes_model, ncu=None) -> pd
     return out
 
 
+def measured_counts(ncu: pd.DataFrame) -> pd.DataFrame:
+    """ncu rows as the model's counts: l2_sectors, l2_hits and dram_sectors (see Level 2 above)."""
+    sectors = ncu["l2_read_sectors"].astype(float) + ncu["l2_write_sectors"].astype(float)
+    return pd.DataFrame({
+        "l2_sectors": sectors,
+        "l2_hits": sectors - ncu["l2_read_misses"].astype(float),
+        "dram_sectors": ncu["dram_read_sectors"].astype(float) + ncu["dram_write_sectors"].astype(float),
+    }, index=ncu.index)
+
+
 def counter_errors(predicted_sim, ncu, physical_warps: int) -> pd.DataFrame:
     """Level-2 errors per ncu-profiled launch, long format: KEY, metric, predicted, measured, error.
 
@@ -218,13 +228,8 @@ def counter_errors(predicted_sim, ncu, physical_warps: int) -> pd.DataFrame:
     _check(sim, KEY + COUNTER_METRICS, "predicted")
     _check(ncu, KEY + NCU_COLUMNS[2:], "ncu")
     both = sim[list(KEY + COUNTER_METRICS)].merge(ncu[list(KEY + NCU_COLUMNS[2:])], on=list(KEY), how="inner")
-    sectors = both["l2_read_sectors"].astype(float) + both["l2_write_sectors"].astype(float)
-    measured = {
-        "l2_sectors": sectors,
-        "l2_hits": sectors - both["l2_read_misses"].astype(float),
-        "dram_sectors": both["dram_read_sectors"].astype(float) + both["dram_write_sectors"].astype(float),
-        "load": both["achieved_occupancy_pct"].astype(float) / 100 * int(physical_warps),
-    }
+    measured = measured_counts(both)
+    measured["load"] = both["achieved_occupancy_pct"].astype(float) / 100 * int(physical_warps)
     parts = []
     for order, metric in enumerate(COUNTER_METRICS):
         part = both[list(KEY)].copy()

@@ -51,23 +51,16 @@ def measure(directory: Path, specs, repeats: int, counters: bool, ncu_levels: in
             sys.exit(status)
 
 
-def table_path(folder: Path, name: str) -> Path | None:
-    """`name`.csv or its gzipped form in `folder`, whichever exists."""
-    for suffix in (".csv", ".csv.gz"):
-        if (folder / f"{name}{suffix}").is_file():
-            return folder / f"{name}{suffix}"
-    return None
-
-
 def compress(folder: Path, threshold_bytes: int = 1 << 20) -> None:
-    """Gzip every CSV in `folder` over `threshold_bytes` (the deep graphs' per-launch tables)."""
+    """Gzip every CSV in `folder` over `threshold_bytes` (the deep graphs' per-launch tables), with no
+    time stamp in the header, so the same table always gives the same bytes."""
     import gzip
     import os
 
     for path in folder.glob("*.csv"):
         if path.stat().st_size > threshold_bytes:
             packed = path.with_suffix(".csv.gz")
-            with open(path, "rb") as raw, gzip.open(f"{packed}.part", "wb", compresslevel=9) as out:
+            with open(path, "rb") as raw, gzip.GzipFile(f"{packed}.part", "wb", compresslevel=9, mtime=0) as out:
                 out.write(raw.read())
             os.replace(f"{packed}.part", packed)
             path.unlink()
@@ -77,7 +70,7 @@ def compare_all(directory: Path, specs, l2_model: str, quiet: bool, reuse: bool 
     from opmachine.profile import load_profile
     from simdmodel.cli import main as cli
 
-    from .validate import compare_tables, write_tables
+    from .validate import compare_tables, table_path, write_tables
 
     pooled: dict[str, list] = {}
     device = {}
@@ -97,7 +90,8 @@ def compare_all(directory: Path, specs, l2_model: str, quiet: bool, reuse: bool 
     tables = {name: pd.concat(parts, ignore_index=True) for name, parts in pooled.items()}
     profile = load_profile(device["profile"], "gpu")
     meta = {**{k: device.get(k) for k in ("device", "driver", "date")},
-            "command": f"python -m gpu_validate.suite measure {directory} (GPU), then compare {directory}",
+            "command": f"python -m gpu_validate.suite measure {directory} (GPU), then python -m gpu_validate.suite "
+                       f"compare {directory} --graphs '{';'.join(specs)}'",
             "graphs": list(specs), "kernels": sorted(tables["measured"]["kernel"].unique().tolist()),
             "sources_per_graph": SOURCES, "profile": profile.name, "curves_measured": bool(profile.measured),
             "l2_model": l2_model}

@@ -31,8 +31,6 @@ from . import compare
 from .lanes import lanes_model
 
 MEASURED_TABLES = ("measured", "lanes_model", "ncu")
-DEFAULT_KERNELS = ("topo", "sm-1", "sm-2", "sm-4", "sm-8", "sm-16", "sm-32", "ws", "scan")
-NCU_LEVELS = 24  # rounds Nsight Compute profiles per kernel (all of them when the BFS is shallower)
 
 
 def sample_levels(depth: int, limit: int) -> list[int]:
@@ -106,13 +104,9 @@ def profile_counters(graph, graph_label: str, kernels, source: int, levels, prof
 
 def counters_table(ncu: pd.DataFrame) -> pd.DataFrame:
     """ncu rows in opmachine's counters-mode columns (jobs = warp-level loads + stores executed)."""
-    sectors = ncu["l2_read_sectors"] + ncu["l2_write_sectors"]
-    return pd.DataFrame({
-        "level": ncu["level"], "phase": ncu["phase"], "jobs_total": ncu["ld_inst"] + ncu["st_inst"],
-        "l2_sectors": sectors, "l2_hits": sectors - ncu["l2_read_misses"],
-        "dram_sectors": ncu["dram_read_sectors"] + ncu["dram_write_sectors"],
-        "achieved_occupancy_pct": ncu["achieved_occupancy_pct"],
-    })
+    table = ncu[["level", "phase"]].assign(jobs_total=ncu["ld_inst"] + ncu["st_inst"])
+    return pd.concat([table, compare.measured_counts(ncu),
+                      ncu[["achieved_occupancy_pct"]]], axis=1)
 
 
 def predict(graph, graph_label: str, kernels, sources, profile, l2_model: str = "setassoc", ncu=None,
@@ -176,6 +170,14 @@ def compare_tables(tables: dict, profile, meta: dict) -> tuple[dict, dict]:
     return out, summary
 
 
+def table_path(folder, name: str) -> Path | None:
+    """`name`.csv or its gzipped form in `folder`, whichever exists."""
+    for suffix in (".csv", ".csv.gz"):
+        if (Path(folder) / f"{name}{suffix}").is_file():
+            return Path(folder) / f"{name}{suffix}"
+    return None
+
+
 def read_measured(directory) -> dict:
     """The measured tables of an earlier run (measured, lanes_model, ncu if present; .csv or .csv.gz)."""
     directory = Path(directory)
@@ -183,7 +185,7 @@ def read_measured(directory) -> dict:
         raise InputError(f"{directory}: no such directory of measurements")
     tables = {}
     for name in MEASURED_TABLES:
-        path = next((directory / f"{name}{s}" for s in (".csv", ".csv.gz") if (directory / f"{name}{s}").is_file()), None)
+        path = table_path(directory, name)
         if path is not None:
             tables[name] = pd.read_csv(path)
         elif name != "ncu":

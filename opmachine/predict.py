@@ -168,26 +168,15 @@ def _server_rows(level, phase, counts):
             for s, name in enumerate(SERVERS)]
 
 
-def _levels_to_predict(levels, depth: int) -> list[int]:
-    if levels is None:
-        return list(range(depth))
-    chosen = sorted({int(level) for level in levels})
-    if chosen and not 0 <= chosen[0] <= chosen[-1] < depth:
-        raise InputError(f"levels to predict must lie in 0..{depth - 1} (the BFS has {depth} levels)")
-    return chosen
-
-
 def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lru", block: int | None = None,
                 grid: int | None = None, threads: int | None = None, occupancy: float | None = None,
-                progress: bool = False, levels=None) -> OpmResult:
+                progress: bool = False) -> OpmResult:
     """Simulate every launch of a BFS from `source` with `kernel` on `profile`'s GPU and predict its time.
 
     Launch geometry: `threads` (exact thread count), or `block` and/or `grid`; by default blocks
     of 256 and, for `topo`, one full wave of blocks (a grid-stride loop), for an expansion the
     blocks its frontier needs up to one full wave. Compaction always uses the default geometry.
     `occupancy` (0..1 of the GPU's warp slots) replaces the estimated load in every launch.
-    `levels` (BFS levels to simulate, default all) samples a deep BFS: the L2 is cold at each
-    launch, so a round's prediction does not depend on the rounds left out.
     """
     if l2_model not in L2_MODELS:
         raise InputError(f"unknown L2 model {l2_model!r} (choose {', '.join(L2_MODELS)})")
@@ -200,14 +189,13 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     load = None if occupancy is None else occupancy * profile.physical_warps
     frontiers = bfs(graph, source)
     layout = layout_for(graph.n, graph.m)
-    wanted = _levels_to_predict(levels, frontiers.depth)
     levels = frontiers.levels
     stamp = np.full(graph.n, -1, dtype=np.int32)
     edge_sizes = frontiers.edge_frontier_sizes(graph)
     rows, server_rows = [], []
     mrc_misses = np.zeros(len(MRC_CAPACITIES_BYTES), dtype=np.int64)
     accesses = 0
-    steps = wanted
+    steps = range(frontiers.depth)
     if progress:
         from tqdm import tqdm
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 
 DEFAULT_SPEC = "rmat:scale=16,ef=16,seed=1"
@@ -153,7 +154,9 @@ def _opm_parser(commands) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv  # the command as given, for provenance
     from .errors import InputError
 
     try:
@@ -304,9 +307,8 @@ def _run_validate(args) -> int:
     graph = _load(args)
     if args.measured:
         sources = sorted({int(s) for s in tables["measured"]["source"]})
-        missing = [k.label for k in kernels if k.label not in set(tables["measured"]["kernel"])]
-        kernels = [k for k in kernels if k.label not in missing] if len(missing) < len(kernels) else kernels
-        if len(missing) == len(kernels):
+        kernels = [k for k in kernels if k.label in set(tables["measured"]["kernel"])]
+        if not kernels:
             raise InputError(f"{args.measured}: holds none of the kernels asked for")
         if device.get("graph_n") not in (None, graph.n) or device.get("graph_m") not in (None, graph.m):
             raise InputError(f"{args.measured}: was measured on a graph of n={device.get('graph_n')}, "
@@ -339,7 +341,7 @@ def _run_validate(args) -> int:
     tables["throughput"] = gv.throughput(tables["measured"], tables["lanes_model"], graph.n, graph.m,
                                          profile.dram_bandwidth_gbs)
     meta = {"device": device.get("device"), "driver": device.get("driver"), "date": device.get("date"),
-            "command": "simdmodel " + " ".join(sys.argv[1:]) if sys.argv[1:] else "simdmodel validate",
+            "command": " ".join(["simdmodel", *map(shlex.quote, args.argv)]),
             "graphs": [graph.name], "kernels": [k.label for k in kernels], "sources": sources,
             "profile": profile.name, "curves_measured": bool(profile.measured), "l2_model": args.l2}
     out, summary = gv.compare_tables(tables, profile, meta)

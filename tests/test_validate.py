@@ -145,6 +145,7 @@ def test_committed_validation_summary_has_every_figure():
     assert -1 <= summary["time_pearson_r"] <= 1 and summary["time_mape_per_level"] >= 0
     assert len(summary["kernels"]) == 9 and summary["device"] == "NVIDIA H200"
     for spec in summary["graphs"]:  # each pooled graph has its measured tables beside the summary
-        from gpu_validate.suite import graph_slug, table_path
+        from gpu_validate.suite import graph_slug
+        from gpu_validate.validate import table_path
 
         assert table_path(results / graph_slug(spec), "measured") is not None
