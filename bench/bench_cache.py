@@ -95,7 +95,9 @@ def compare_with_pycachesim(sectors, sub_size, addresses, convert_s, line_bytes,
     valid = np.zeros(geometry.sets * WAYS, dtype=_valid_dtype(spl))
     seconds, results = best_times({
         "ours": lambda: setassoc_hits(sectors, geometry),
-        "general": lambda: _setassoc_general_njit(sectors, geometry.sets, WAYS, spl, valid.copy()),
+        "general": lambda: _setassoc_general_njit(sectors, geometry.sets, WAYS, spl, valid.copy(),
+                                                  np.full(valid.size, -1, dtype=np.int64),
+                                                  np.zeros(valid.size, dtype=np.int64), np.zeros(1, dtype=np.int64)),
         "pycachesim": lambda: pycachesim_run(addresses, geometry.sets, WAYS, line_bytes),
     }, repeats)
     (sector_hit, line_hit), general = results["ours"], results["general"]
@@ -136,11 +138,11 @@ def main(argv=None) -> int:
 
     from opmachine.cache import (
         SetAssocGeometry,
+        SetAssocState,
         lru_hits,
         setassoc_hits,
         stack_distances,
     )
-    from opmachine.cache.setassoc import _setassoc_general_njit
 
     start = time.perf_counter()
     sectors = bfs_like_trace(args.accesses, args.universe, args.seed)
@@ -155,7 +157,7 @@ def main(argv=None) -> int:
         geometry = SetAssocGeometry.from_capacity(L2_BYTES, WAYS, line_bytes, SECTOR_BYTES)
         setassoc_hits(warm, geometry)
     lru_hits(warm, args.universe, 8)
-    _setassoc_general_njit(warm, 768, WAYS, 4, np.zeros(768 * WAYS, dtype=np.uint8))
+    SetAssocState(SetAssocGeometry(1, WAYS, 128, SECTOR_BYTES), args.universe).hits(warm)  # the general kernel
 
     capacity_sectors = L2_BYTES // SECTOR_BYTES
     seconds, _ = best_time(lambda: stack_distances(sectors, args.universe), args.repeats)

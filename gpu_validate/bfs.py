@@ -18,19 +18,24 @@ the CPU BFS and a mismatch raises LevelMismatch: no timing of a wrong BFS is eve
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
-from opmachine.kernels import DEFAULT_BLOCK, Kernel
+from opmachine.kernels import DEFAULT_BLOCK, Kernel, compact_chunks_per_warp
 from opmachine.layout import check_row_offsets
 from opmachine.predict import expansion_launch
+from simdmodel.errors import InputError
 from simdmodel.frontier import Frontiers, bfs
 
 from . import modules
 from .device import require_gpu
+from .timing import time_launches
 
 UNVISITED = -1
 TICKET_SLOTS = 1 << 16
+COMPACT_SHARED_LIMIT_BYTES = 48 * 1024  # dynamic shared memory a launch gets without opting in
 SERVER_COUNTERS = ("ani", "nf1", "erl", "edl", "nf2", "op")  # counters[2:8] in bfs_common.cuh
 LAUNCH_COLUMNS = ("kernel", "source", "level", "phase", "block", "grid", "frontier_vertices")
 TIME_COLUMNS = (*LAUNCH_COLUMNS, "time_ns", "time_ns_min", "repeats")
@@ -59,12 +64,15 @@ class GpuBfs:
         self.edge_dst = cp.asarray(graph.indices.astype(np.int32, copy=False))
         self.level = cp.empty(n, dtype=cp.int32)
         self.queue = cp.empty(max(n, 1), dtype=cp.int32)
-        self.chunks = -(-n // 32)
-        self.status = cp.zeros(max(self.chunks, 1), dtype=cp.uint64)
-        self.tickets = cp.zeros(TICKET_SLOTS, dtype=cp.uint32)  # one chunk counter per compaction launch
-        self.epoch = 0
         self.counters = cp.zeros(8, dtype=cp.uint64)
         self.full_wave = profile.full_wave_grid(DEFAULT_BLOCK)
+        self.chunks_per_warp = compact_chunks_per_warp(n, self.full_wave * DEFAULT_BLOCK // 32)
+        if self.compact_shared_bytes() > COMPACT_SHARED_LIMIT_BYTES:
+            raise InputError(f"{graph.name}: {n} vertices need {self.chunks_per_warp} compaction chunks per warp, "
+                             f"more than the kernel's {COMPACT_SHARED_LIMIT_BYTES} bytes of shared memory hold")
+        self.status = cp.zeros(self.full_wave, dtype=cp.uint64)  # one look-back word per compaction tile
+        self.tickets = cp.zeros(TICKET_SLOTS, dtype=cp.uint32)  # one tile counter per compaction launch
+        self.epoch = 0
         if kernel.strategy == "topo":
             self.expand = modules.function("topo", instrumented)
         else:
@@ -93,7 +101,12 @@ class GpuBfs:
                      self.counters))
         return grid
 
-    def _launch_compact(self, level: int):
+    def compact_shared_bytes(self) -> int:
+        """Dynamic shared memory of a compaction block: one passing-lane mask per chunk of its tile."""
+        return 4 * self.chunks_per_warp * (DEFAULT_BLOCK // 32)
+
+    def launch_compact(self, level: int):
+        """One compaction launch: the nodes with level `level + 1`, ascending, into the queue."""
         self.epoch += 1
         if self.epoch >= 2**31:
             self.status.fill(0)
@@ -101,15 +114,16 @@ class GpuBfs:
         slot = self.epoch % TICKET_SLOTS
         if slot == 0:  # every slot used once: clear them all (a launch's counter must start at 0)
             self.tickets.fill(0)
+        per_warp = self.chunks_per_warp
         self.compact((self.full_wave,), (DEFAULT_BLOCK,),
                      (self.num_nodes, np.int32(self.n), self.level, np.int32(level + 1), self.queue, self.status,
-                      np.uint32(self.epoch), self.tickets[slot:slot + 1], self.counters))
+                      np.uint32(self.epoch), self.tickets[slot:slot + 1], np.int32(per_warp), self.counters),
+                     shared_mem=self.compact_shared_bytes())
         return self.full_wave
 
-    def _next_size(self) -> int:
-        if self.n == 0:
-            return 0
-        return int(self.status[self.chunks - 1].get()) & 0xFFFFFFFF
+    def next_size(self) -> int:
+        """The next frontier's size: the last tile's inclusive count."""
+        return int(self.status[self.full_wave - 1].get()) & 0xFFFFFFFF
 
     # -- whole runs ------------------------------------------------------------------------------
 
@@ -137,9 +151,9 @@ class GpuBfs:
             grid = self._launch_expand(size, level)
             rows.append(self._row(source, level, "expand", grid, size, done()))
             done = on_launch()
-            grid = self._launch_compact(level)
+            grid = self.launch_compact(level)
             after = done()
-            size = self._next_size()
+            size = self.next_size()
             rows.append(self._row(source, level, "compact", grid, size, after))
             level += 1
             if size == 0 or level > front.depth:
@@ -179,33 +193,17 @@ class GpuBfs:
         table["repeats"] = repeats
         return table[list(TIME_COLUMNS)]
 
-    def _timed_replay(self, plan: pd.DataFrame, batch: int = 64) -> list[float]:
-        """Run the launches of `plan` again, `batch` at a time behind a hold kernel; ns per launch."""
-        cp = self.cp
-        flag_memory = cp.cuda.alloc_pinned_memory(4)
-        flag = np.frombuffer(flag_memory, dtype=np.int32, count=1)
-        hold = modules.function("hold")
-        times = []
-        rows = plan.to_dict(orient="records")
-        for first in range(0, len(rows), batch):
-            flag[0] = 0
-            hold((1,), (1,), (np.uint64(flag_memory.ptr),))
-            events = []
-            for row in rows[first:first + batch]:
-                start, end = cp.cuda.Event(), cp.cuda.Event()
-                start.record()
-                if row["phase"] == "topo":
-                    self._launch_topo(row["level"])
-                elif row["phase"] == "expand":
-                    self._launch_expand(row["frontier_vertices"], row["level"])
-                else:
-                    self._launch_compact(row["level"])
-                end.record()
-                events.append((start, end))
-            flag[0] = 1
-            events[-1][1].synchronize()
-            times.extend(cp.cuda.get_elapsed_time(s, e) * 1e6 for s, e in events)
-        return times
+    def _timed_replay(self, plan: pd.DataFrame) -> list[float]:
+        """Run the launches of `plan` again, back to back (gpu_validate.timing); ns per launch."""
+        launches = []
+        for row in plan.to_dict(orient="records"):
+            if row["phase"] == "topo":
+                launches.append(functools.partial(self._launch_topo, row["level"]))
+            elif row["phase"] == "expand":
+                launches.append(functools.partial(self._launch_expand, row["frontier_vertices"], row["level"]))
+            else:
+                launches.append(functools.partial(self.launch_compact, row["level"]))
+        return time_launches(self.cp, launches)
 
     def count_bfs(self, source: int) -> pd.DataFrame:
         """Lane slots, useful lanes and jobs per server of every launch (instrumented build)."""
@@ -238,7 +236,7 @@ class GpuBfs:
             return [{**_key(self.kernel, source, level, "topo"), "grid": grid}]
         grid = self._launch_expand(frontier.size, level)
         rows = [{**_key(self.kernel, source, level, "expand"), "grid": grid}]
-        grid = self._launch_compact(level)
+        grid = self.launch_compact(level)
         rows.append({**_key(self.kernel, source, level, "compact"), "grid": grid})
         return rows
 

@@ -2,9 +2,10 @@
 
 Inputs are tidy tables with one row per kernel launch, keyed by KEY = (graph, kernel, source,
 level, phase): `measured` (the GPU run), `predicted` (opmachine rows plus graph and source; `mode`
-is "simulation" or "counters"; launches may be missing, e.g. levels not predicted on sampled
-graphs), `lanes_model` (simdmodel lane accounting of the expansion launches, phases topo and
-expand) and, optionally, `ncu` (Nsight Compute, sampled launches only; None or empty is allowed).
+is "simulation" (every launch from a cold L2, what Nsight Compute measures), "warm" (the L2 kept
+from launch to launch, what a BFS timed back to back finds) or "counters"; launches may be
+missing, e.g. levels not predicted on sampled graphs), `lanes_model` (simdmodel lane accounting
+of the expansion launches, phases topo and expand) and, optionally, `ncu` (Nsight Compute, sampled launches only; None or empty is allowed).
 Every function here is pure pandas/numpy, so the comparison is tested without a GPU.
 
 Definitions (the reference for the results README)
@@ -71,7 +72,9 @@ Summary (`summarize`, JSON-serialisable, NaN written as null):
   fraction of True over the launches where the check is defined (not <NA>); null if none.
 - <metric>_error_median and <metric>_error_abs_median for l2_sector, l2_hit, dram_sector and load:
   median of the signed (absolute) relative errors over all profiled launches.
-- For mode "simulation" at top level, for "counters" under "counters_mode":
+- The time mode (`time_mode`: "warm" when the table has warm rows, else "simulation") gives the time
+  figures at top level; "simulation" (when it is not the time mode) goes under "cold_l2_mode",
+  "counters" under "counters_mode", each with the same keys:
   time_mape_per_level = mean |error| over every predicted round of every (graph, kernel, source),
   pooled (the level-weighted mean of the per-(graph, kernel) MAPEs); time_max_error_per_level =
   the signed error of largest magnitude over those rounds; time_pearson_r = median over
@@ -117,12 +120,20 @@ def _check(table: pd.DataFrame, columns, name: str, keys=KEY) -> pd.DataFrame:
     return table
 
 
-def _simulation(predicted) -> pd.DataFrame | None:
-    """Simulation-mode rows (a table without `mode` is taken as all simulation)."""
+def time_mode(predicted) -> str:
+    """The mode judged against measured times: "warm" when `predicted` has warm rows (launches timed
+    back to back find the L2 as the previous launch left it), else "simulation"."""
+    if not _empty(predicted) and "mode" in predicted.columns and (predicted["mode"] == "warm").any():
+        return "warm"
+    return "simulation"
+
+
+def _simulation(predicted, mode: str = "simulation") -> pd.DataFrame | None:
+    """Rows of simulated `mode` (a table without `mode` is taken as all simulation)."""
     if _empty(predicted):
         return None
     if "mode" in predicted.columns:
-        predicted = predicted[predicted["mode"] == "simulation"]
+        predicted = predicted[predicted["mode"] == mode]
     return None if predicted.empty else predicted
 
 
@@ -176,7 +187,7 @@ def exact_checks(measured: pd.DataFrame, predicted, lanes_model, ncu=None) -> pd
     modelled = (model["lane_slots"].notna() & model["useful_lanes"].notna()).to_numpy()
     out["lane_exact"] = _flag(same, expansion & modelled)
 
-    sim = _simulation(predicted)
+    sim = _simulation(predicted, time_mode(predicted))  # jobs do not depend on the L2's state
     if sim is not None:
         _check(sim, KEY + tuple(f"jobs_{s}" for s in ALL_SERVERS), "predicted")
     pred = _lookup(base, sim, [f"jobs_{s}" for s in ALL_SERVERS])
@@ -456,10 +467,10 @@ def jsonable(value):
     return value if isinstance(value, str) else str(value)
 
 
-def _phase_summary(phases: pd.DataFrame) -> dict:
-    """Per phase (simulation mode): launch-weighted MAPE and the median Pearson r over (graph, kernel)."""
+def _phase_summary(phases: pd.DataFrame, mode: str) -> dict:
+    """Per phase (in `mode`): launch-weighted MAPE and the median Pearson r over (graph, kernel)."""
     out = {}
-    for phase, part in phases[phases["mode"] == "simulation"].groupby("phase", sort=True):
+    for phase, part in phases[phases["mode"] == mode].groupby("phase", sort=True):
         weights = part["launches"].to_numpy(float)
         out[str(phase)] = {"launches": int(weights.sum()),
                            "mape": float((part["mape"].to_numpy(float) * weights).sum() / weights.sum()),
@@ -491,9 +502,12 @@ def summarize(exact, counters, time_table, best, meta: dict, phases=None) -> dic
             counters.loc[counters["metric"] == metric, "error"].to_numpy(dtype=float)
         out[f"{name}_error_median"] = _median(errors)
         out[f"{name}_error_abs_median"] = _median(np.abs(errors))
-    out.update(_mode_summary(time_table, best, "simulation"))
-    if not _empty(time_table) and (time_table["mode"] == "counters").any():
-        out["counters_mode"] = _mode_summary(time_table, best, "counters")
+    mode = time_mode(time_table)
+    out["time_mode"] = mode
+    out.update(_mode_summary(time_table, best, mode))
+    for other, key in (("simulation", "cold_l2_mode"), ("counters", "counters_mode")):
+        if other != mode and not _empty(time_table) and (time_table["mode"] == other).any():
+            out[key] = _mode_summary(time_table, best, other)
     if not _empty(phases):
-        out["per_phase"] = _phase_summary(phases)
+        out["per_phase"] = _phase_summary(phases, mode)
     return jsonable(out)

@@ -11,9 +11,9 @@ import importlib.resources
 from pathlib import Path
 
 SOURCES = {"topo": "topo.cu", "group": "group.cu", "ws": "ws.cu", "scan": "scan.cu", "compact": "compact.cu",
-           "hold": "hold.cu"}
+           "hold": "hold.cu", "empty": "hold.cu"}
 FUNCTIONS = {"topo": "bfs_topo", "ws": "bfs_expand_ws", "scan": "bfs_expand_scan", "compact": "bfs_compact",
-             "hold": "hold_until"}
+             "hold": "hold_until", "empty": "empty_launch"}
 
 
 def cuda_dir() -> Path:

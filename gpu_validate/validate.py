@@ -5,8 +5,11 @@ Three stages, each a function, writing tidy tables (DESIGN.md "Validation ladder
    of repeats), its lane and job counters from the instrumented build, and its levels checked
    against the CPU BFS; plus the lanes simdmodel's accounting expects.
 2. `profile_counters` (GPU, optional): Nsight Compute on sampled rounds from the first source.
-3. `predict` (CPU): opmachine's prediction of every launch in simulation mode and, where ncu
-   measured the launch, in counters mode (the measured counts replace the simulated ones).
+3. `predict` (CPU): opmachine's prediction of every launch with the L2 kept from launch to launch
+   (mode warm: the launches are timed back to back), of the profiled source's launches with every
+   launch from a cold L2 (mode simulation: what Nsight Compute measures, for the counter errors)
+   and, where ncu measured the launch, in counters mode (the measured counts replace the cold
+   simulation's).
 `compare` then runs gpu_validate.compare over the tables and builds `summary.json`. Measured tables
 can be saved and predicted again later without a GPU (`--measured DIR`).
 """
@@ -111,10 +114,18 @@ def counters_table(ncu: pd.DataFrame) -> pd.DataFrame:
 
 def predict(graph, graph_label: str, kernels, sources, profile, l2_model: str = "setassoc", ncu=None,
             progress: bool = False) -> pd.DataFrame:
-    """opmachine's prediction of every launch (mode simulation) and of the ncu-profiled ones (mode counters)."""
+    """opmachine's prediction of every launch (mode warm), of the launches of the source ncu profiled
+    (else the first) with a cold L2 (mode simulation) and of the ncu-profiled ones (mode counters)."""
     rows = []
+    profiled = set() if ncu is None or ncu.empty else {int(s) for s in ncu["source"]}
+    cold_sources = profiled or {int(sources[0])}
     for kernel in _progress(kernels, "predicting", progress):
         for source in sources:
+            if l2_model == "setassoc":
+                warm = predict_bfs(graph, int(source), kernel, profile, l2_model=l2_model, warm_l2=True)
+                rows.append(warm.per_level.assign(graph=graph_label, source=int(source)))
+                if int(source) not in cold_sources:
+                    continue
             result = predict_bfs(graph, int(source), kernel, profile, l2_model=l2_model)
             sim = result.per_level.copy()
             rows.append(sim.assign(graph=graph_label, source=int(source)))

@@ -103,7 +103,7 @@ def predict_counters(result: OpmResult, counters: pd.DataFrame) -> OpmResult:
                    l2_hits=int(measured["l2_hits"]), dram_sectors=int(dram), row_hits=row_hits,
                    row_misses=row_misses)
         row.update(memory_prediction(row["jobs_total"], row["l2_hits"], row_hits, row_misses, row["w_max"],
-                                     profile, load))
+                                     profile, load, row["phase"]))
         row["mode"] = "counters"
         rows.append(row)
     table = pd.DataFrame(rows, columns=result.per_level.columns)

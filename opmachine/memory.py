@@ -4,17 +4,19 @@ Warps run concurrently, so the address stream interleaves them: the documented o
 launched warp's first job (warps in launch order), then every warp's second job, and so on.
 That stream goes through the L2 model, cold at each launch (as Nsight Compute measures a kernel by
 default): fully associative LRU by stack distance, as in seed 003 §6.4, or the sectored
-set-associative LRU with the profile's geometry. L2 misses, in order, go through the row-buffer
-model: a fully associative LRU of `row_buffers` DRAM blocks. Loads and stores are treated alike
-(seed 003 Table 2 counts all 13 jobs of Fig. 4 as L2 transactions). Every hit and miss is
-attributed to the server whose job caused it (Fig. 10).
+set-associative LRU with the profile's geometry, which can also be warm: one `SetAssocState`
+carried from launch to launch, as back-to-back launches of a BFS find the L2. L2 misses, in
+order, go through the row-buffer model: a fully associative LRU of `row_buffers` DRAM blocks,
+empty at each launch. Loads and stores are treated alike (seed 003 Table 2 counts all 13 jobs
+of Fig. 4 as L2 transactions). Every hit and miss is attributed to the server whose job caused
+it (Fig. 10).
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from .cache import SetAssocGeometry, lru_hits, miss_ratio_curve, setassoc_hits, stack_distances
+from .cache import SetAssocGeometry, SetAssocState, lru_hits, miss_ratio_curve, setassoc_hits, stack_distances
 from .kernels import SERVER_FIELDS
 from .layout import SECTOR_BYTES
 
@@ -65,9 +67,16 @@ def jobs_per_warp(trace) -> np.ndarray:
     return np.bincount(trace.warp, minlength=trace.warps)
 
 
-def simulate_launch(trace, layout, profile, l2_model: str = "lru"):
+def l2_geometry(profile) -> SetAssocGeometry:
+    """The profile's L2 as a sectored set-associative cache."""
+    return SetAssocGeometry.from_capacity(profile.l2_bytes, profile.l2_ways, profile.l2_line_bytes,
+                                          profile.sector_bytes)
+
+
+def simulate_launch(trace, layout, profile, l2_model: str = "lru", l2_state: SetAssocState | None = None):
     """Per-server counts (6 x SERVER_FIELDS, int64) of one launch, and the launch's misses at
-    each MRC capacity (LRU model only, else None)."""
+    each MRC capacity (LRU model only, else None). With `l2_state` (set-associative model) the
+    launch starts from, and leaves its lines in, that cache instead of an empty one."""
     order = interleaved_order(trace.warp, trace.warps)
     stream, servers = _stream(order, trace.server, trace.ptr, trace.sectors)
     misses_at = None
@@ -76,10 +85,10 @@ def simulate_launch(trace, layout, profile, l2_model: str = "lru"):
         hit = (distances >= 0) & (distances < profile.l2_bytes // SECTOR_BYTES)
         capacities = [c // SECTOR_BYTES for c in MRC_CAPACITIES_BYTES]
         misses_at = np.rint(miss_ratio_curve(distances, capacities) * stream.size).astype(np.int64)
+    elif l2_state is not None:
+        hit, _ = l2_state.hits(stream)
     else:
-        geometry = SetAssocGeometry.from_capacity(profile.l2_bytes, profile.l2_ways, profile.l2_line_bytes,
-                                                  profile.sector_bytes)
-        hit, _ = setassoc_hits(stream, geometry)
+        hit, _ = setassoc_hits(stream, l2_geometry(profile))
     sectors_per_block = profile.dram_block_bytes // SECTOR_BYTES
     miss_blocks = stream[~hit] // sectors_per_block
     miss_servers = servers[~hit]

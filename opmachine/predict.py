@@ -5,7 +5,8 @@ outcomes; the load n, measured (achieved occupancy x physical warps) or estimate
 as n_est = N_G / W_max, where W_max is the most jobs one physical warp runs; the MLP at each
 memory server m_i = V_i * n; service times S_i(m_i) from the profile's curves; and the GPU memory
 machine (Fig. 5: L2 hits, row-buffer hits, row-buffer misses) analysed for its bottleneck:
-predicted time = N_G * max_i V_i * S_i(m_i) plus the profile's per-launch overhead.
+predicted time = N_G * max_i V_i * S_i(m_i) plus the profile's per-launch overhead (and, for a
+compaction, its grid-wide prefix sum, `grid_scan_ns`).
 """
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ from simdmodel.errors import InputError
 from simdmodel.frontier import bfs
 
 from .bfs_machine import SERVERS
+from .cache import SetAssocState
 from .kernels import (
     DEFAULT_BLOCK,
     Kernel,
     Launch,
     compact_counts,
+    compact_jobs,
     group_jobs,
     scan_jobs,
     topo_jobs,
@@ -30,7 +33,7 @@ from .kernels import (
 )
 from .layout import layout_for
 from .machine import OperatorMachine, Server
-from .memory import L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, simulate_launch
+from .memory import L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, l2_geometry, simulate_launch
 
 MEMORY_MACHINE = OperatorMachine(
     "GPU memory, seed 003 Fig. 5",
@@ -67,6 +70,7 @@ class OpmResult:
     per_level: pd.DataFrame
     per_server: pd.DataFrame
     mrc: pd.DataFrame | None = field(default=None)
+    warm_l2: bool = field(default=False)
 
     @property
     def predicted_ns(self) -> float:
@@ -78,6 +82,7 @@ class OpmResult:
         out = {
             "graph": self.graph_name, "n": self.n, "m": self.m, "source": self.source, "kernel": self.kernel,
             "gpu": self.profile.name, "curves_measured": bool(self.profile.measured), "l2_model": self.l2_model,
+            "warm_l2": self.warm_l2,
             "levels": int(table["level"].nunique()), "launches": len(table),
         }
         for column in (*(f"jobs_{s.lower()}" for s in SERVERS), "jobs_total", *COUNT_COLUMNS):
@@ -118,9 +123,16 @@ def expansion_launch(kernel: Kernel, profile, front_size: int, block: int = DEFA
     return Launch(block, max(1, min(profile.full_wave_grid(block), needed_blocks)))
 
 
+def fixed_ns(profile, phase: str | None = None) -> float:
+    """A launch's time outside the memory machine: the launch overhead, plus for a compaction the
+    grid-wide prefix sum that gives each tile its queue offset (no loads or stores, so no jobs)."""
+    return float(profile.launch_overhead_ns) + (float(profile.grid_scan_ns) if phase == "compact" else 0.0)
+
+
 def memory_prediction(jobs: float, l2_hits: float, row_hits: float, row_misses: float, w_max: float,
-                      profile, load: float | None = None) -> dict:
-    """Visits, load, MLP, bottleneck and predicted time of one launch from its counts (Eq. 4)."""
+                      profile, load: float | None = None, phase: str | None = None) -> dict:
+    """Visits, load, MLP, bottleneck and predicted time of one launch from its counts (Eq. 4), plus
+    its `fixed_ns`."""
     dram = row_hits + row_misses
     visits = {"L2H": l2_hits / jobs, "RBH": row_hits / jobs, "RBM": row_misses / jobs, "DRAM": dram / jobs}
     n = float(load) if load is not None else jobs / w_max
@@ -133,10 +145,10 @@ def memory_prediction(jobs: float, l2_hits: float, row_hits: float, row_misses: 
     out = {"v_l2h": visits["L2H"], "v_rbh": visits["RBH"], "v_rbm": visits["RBM"], "v_dram": visits["DRAM"],
            "load": n, "mlp_l2h": mlp["L2H"], "mlp_rbh": mlp["RBH"], "mlp_rbm": mlp["RBM"], "mlp_dram": mlp["DRAM"]}
     if not service:
-        out.update(bottleneck="none", predicted_ns=float(profile.launch_overhead_ns))
+        out.update(bottleneck="none", predicted_ns=fixed_ns(profile, phase))
         return out
     result = machine.analyze(jobs, {k: v for k, v in completions.items() if v > 0}, service)
-    out.update(bottleneck=result.bottleneck, predicted_ns=result.time_ns + float(profile.launch_overhead_ns))
+    out.update(bottleneck=result.bottleneck, predicted_ns=result.time_ns + fixed_ns(profile, phase))
     return out
 
 
@@ -146,7 +158,7 @@ def _w_max(per_warp: np.ndarray, physical_warps: int) -> int:
     return int(slots.max())
 
 
-def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, profile, load):
+def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, profile, load, mode):
     jobs = int(counts[:, 0].sum())
     w_max = _w_max(per_warp, profile.physical_warps)
     row = {"level": level, "kernel": kernel_label, "phase": phase, "block": launch.block, "grid": launch.grid,
@@ -157,8 +169,9 @@ def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, cou
     row["w_max"] = w_max
     for k, column in enumerate(COUNT_COLUMNS):
         row[column] = int(counts[:, k + 1].sum())
-    row.update(memory_prediction(jobs, row["l2_hits"], row["row_hits"], row["row_misses"], w_max, profile, load))
-    row["mode"] = "simulation"
+    row.update(memory_prediction(jobs, row["l2_hits"], row["row_hits"], row["row_misses"], w_max, profile, load,
+                                 phase))
+    row["mode"] = mode
     return row
 
 
@@ -170,18 +183,23 @@ def _server_rows(level, phase, counts):
 
 def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lru", block: int | None = None,
                 grid: int | None = None, threads: int | None = None, occupancy: float | None = None,
-                progress: bool = False) -> OpmResult:
+                progress: bool = False, warm_l2: bool = False) -> OpmResult:
     """Simulate every launch of a BFS from `source` with `kernel` on `profile`'s GPU and predict its time.
 
     Launch geometry: `threads` (exact thread count), or `block` and/or `grid`; by default blocks
     of 256 and, for `topo`, one full wave of blocks (a grid-stride loop), for an expansion the
     blocks its frontier needs up to one full wave. Compaction always uses the default geometry.
     `occupancy` (0..1 of the GPU's warp slots) replaces the estimated load in every launch.
+    `warm_l2` (set-associative model only) carries the L2's contents from each launch to the next,
+    as a BFS's back-to-back launches find it, instead of starting every launch cold (what Nsight
+    Compute measures); its rows have mode "warm" instead of "simulation".
     """
     if l2_model not in L2_MODELS:
         raise InputError(f"unknown L2 model {l2_model!r} (choose {', '.join(L2_MODELS)})")
     if occupancy is not None and not 0 < occupancy <= 1:
         raise InputError(f"occupancy must be in (0, 1], got {occupancy}")
+    if warm_l2 and l2_model != "setassoc":
+        raise InputError("a warm L2 needs the set-associative L2 model (--l2 setassoc)")
     if threads is not None:
         fixed = threads_launch(threads)
         block, grid = fixed.block, fixed.grid
@@ -189,6 +207,8 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     load = None if occupancy is None else occupancy * profile.physical_warps
     frontiers = bfs(graph, source)
     layout = layout_for(graph.n, graph.m)
+    l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors) if warm_l2 else None
+    mode = "warm" if warm_l2 else "simulation"
     levels = frontiers.levels
     stamp = np.full(graph.n, -1, dtype=np.int32)
     edge_sizes = frontiers.edge_frontier_sizes(graph)
@@ -215,23 +235,28 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
             else:
                 trace = scan_jobs(graph, levels, stamp, level, front, launch.block, layout, launch.grid)
             phase = "expand"
-        counts, misses_at = simulate_launch(trace, layout, profile, l2_model)
+        counts, misses_at = simulate_launch(trace, layout, profile, l2_model, l2_state)
         if misses_at is not None:
             mrc_misses += misses_at
             accesses += int(counts[:, 1].sum())
         rows.append(_launch_row(level, kernel.label, phase, launch, front.size, int(edge_sizes[level]), counts,
-                                jobs_per_warp(trace), profile, load))
+                                jobs_per_warp(trace), profile, load, mode))
         server_rows.extend(_server_rows(level, phase, counts))
         if kernel.data_driven:
             next_front = frontiers.frontier(level + 1) if level + 1 < frontiers.depth else front[:0]
             compact = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
-            counts, per_warp = compact_counts(graph.n, next_front, compact.warps, profile.dram_block_bytes)
+            if l2_state is None:
+                counts, per_warp = compact_counts(graph.n, next_front, compact.warps, profile.dram_block_bytes)
+            else:
+                trace = compact_jobs(graph.n, next_front, compact.warps, layout)
+                counts, _ = simulate_launch(trace, layout, profile, l2_model, l2_state)
+                per_warp = jobs_per_warp(trace)
             rows.append(_launch_row(level, kernel.label, "compact", compact, next_front.size, 0, counts, per_warp,
-                                    profile, load))
+                                    profile, load, mode))
             server_rows.extend(_server_rows(level, "compact", counts))
     mrc = None
     if l2_model == "lru":
         mrc = pd.DataFrame({"capacity_bytes": MRC_CAPACITIES_BYTES, "accesses": accesses, "misses": mrc_misses})
         mrc["miss_ratio"] = mrc["misses"] / max(accesses, 1)
     return OpmResult(graph.name, graph.n, graph.m, int(source), kernel.label, profile, l2_model,
-                     pd.DataFrame(rows, columns=PER_LEVEL_COLUMNS), pd.DataFrame(server_rows), mrc)
+                     pd.DataFrame(rows, columns=PER_LEVEL_COLUMNS), pd.DataFrame(server_rows), mrc, warm_l2)

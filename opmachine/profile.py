@@ -45,6 +45,9 @@ _GPU_INT_KEYS = (
     "l1_bytes", "l2_bytes", "l2_ways", "l2_line_bytes", "sector_bytes", "dram_block_bytes", "row_buffers",
 )
 _GPU_FLOAT_KEYS = ("clock_mhz", "dram_bandwidth_gbs", "l2_bandwidth_gbs", "launch_overhead_ns")
+# Optional [hardware] keys (default 0): grid_scan_ns, the cost of a compaction's grid-wide prefix sum
+# beyond the launch overhead (it has no loads or stores, so the memory machine does not see it).
+_GPU_OPTIONAL_FLOAT_KEYS = ("grid_scan_ns",)
 _MAX_INT = 2**62  # sizes feed int64 arrays and numba kernels downstream
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*\Z")
 
@@ -202,6 +205,7 @@ class GPUProfile:
     dram_bandwidth_gbs: float
     l2_bandwidth_gbs: float
     launch_overhead_ns: float
+    grid_scan_ns: float
     curves: dict[str, Curve]
     measured: bool
     provenance: dict[str, str]
@@ -476,10 +480,12 @@ def _parse_service(check: _Checker, service: dict, curve_names) -> tuple[bool, d
 
 
 def _parse_gpu(check, name, description, where, hardware, service) -> GPUProfile:
-    check.keys(hardware, "hardware", _GPU_INT_KEYS + _GPU_FLOAT_KEYS)
+    check.keys(hardware, "hardware", _GPU_INT_KEYS + _GPU_FLOAT_KEYS, _GPU_OPTIONAL_FLOAT_KEYS)
     values = {key: check.positive_int(hardware[key], f"hardware.{key}") for key in _GPU_INT_KEYS}
     for key in _GPU_FLOAT_KEYS:
         values[key] = check.number(hardware[key], f"hardware.{key}", allow_zero=key == "launch_overhead_ns")
+    for key in _GPU_OPTIONAL_FLOAT_KEYS:
+        values[key] = check.number(hardware.get(key, 0.0), f"hardware.{key}", allow_zero=True)
     set_bytes = values["l2_ways"] * values["l2_line_bytes"]
     if values["l2_bytes"] % set_bytes:
         check.fail("hardware.l2_bytes",
@@ -586,7 +592,7 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
 
     notes = dict(hardware_notes or {})
     for key in notes:
-        if key not in _GPU_INT_KEYS + _GPU_FLOAT_KEYS:
+        if key not in _GPU_INT_KEYS + _GPU_FLOAT_KEYS + _GPU_OPTIONAL_FLOAT_KEYS:
             raise ProfileError(label, f"hardware.{key}: note for an unknown key")
     b = base_profile
     lines = [f"# GPU profile {b.name}: the hardware of {b.name}, service curves S(m) measured on the device below."]
@@ -599,7 +605,7 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
         "[hardware]",
     ]
     values = [(key, str(int(getattr(b, key)))) for key in _GPU_INT_KEYS]
-    values += [(key, repr(float(getattr(b, key)))) for key in _GPU_FLOAT_KEYS]
+    values += [(key, repr(float(getattr(b, key)))) for key in _GPU_FLOAT_KEYS + _GPU_OPTIONAL_FLOAT_KEYS]
     lines += [f"{key} = {value}" + (f"   {_toml_comment(notes[key], label)}" if key in notes else "")
               for key, value in values]
     lines += ["", "[service]", "measured = true"]

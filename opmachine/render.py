@@ -49,9 +49,10 @@ def render_gpu(result, fmt: str, per_level: bool) -> str:
             if result.mrc is not None:
                 out["l2_miss_ratio_curve"] = records(result.mrc)
         return json.dumps(out, indent=2) + "\n"
+    warm = ", warm" if summary.get("warm_l2") else ""
     lines = [
         f"graph {summary['graph']}: n={summary['n']:,} m={summary['m']:,}  source {summary['source']}",
-        f"kernel {summary['kernel']} on {summary['gpu']} (L2 model {summary['l2_model']}), "
+        f"kernel {summary['kernel']} on {summary['gpu']} (L2 model {summary['l2_model']}{warm}), "
         f"{summary['levels']} levels, {summary['launches']} launches",
         "jobs per server: " + ", ".join(f"{s} {summary['jobs_' + s.lower()]:,}" for s in SERVERS)
         + f"; N_G {summary['jobs_total']:,}",

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from opmachine.cache import (
     SetAssocGeometry,
+    SetAssocState,
     lru_hits,
     miss_ratio_curve,
     setassoc_hits,
@@ -232,6 +233,27 @@ def test_setassoc_matches_naive(geometry, sectors):
     expected = naive_setassoc(sectors, sets, ways, sectors_per_line)
     assert result[0].tolist() == expected[0].tolist()
     assert result[1].tolist() == expected[1].tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(geometries, st.lists(st.lists(st.integers(0, 300), max_size=150), min_size=1, max_size=4))
+def test_warm_state_continues_where_the_last_stream_left(geometry, streams):
+    # A state fed streams one after another hits exactly as one cold run over their concatenation.
+    sets, ways, sectors_per_line = geometry
+    shape = SetAssocGeometry(sets, ways, 32 * sectors_per_line, 32)
+    state = SetAssocState(shape, 301)
+    pieces = [state.hits(np.array(part, dtype=np.int64)) for part in streams]
+    whole = naive_setassoc([x for part in streams for x in part], sets, ways, sectors_per_line)
+    assert np.concatenate([p[0] for p in pieces]).tolist() == whole[0].tolist()
+    assert np.concatenate([p[1] for p in pieces]).tolist() == whole[1].tolist()
+
+
+def test_warm_state_refuses_ids_outside_its_universe():
+    state = SetAssocState(SetAssocGeometry(4, 2, 128, 32), 100)
+    with pytest.raises(InputError, match="outside the cache state's universe of 100"):
+        state.hits(np.array([5, 100]))
+    with pytest.raises(InputError, match="sector_ids must be >= 0, found -1"):
+        state.hits(np.array([5, -1]))
 
 
 @pytest.mark.parametrize("first_line", [2**40, 2**31 - 200, 2**31 - 400])

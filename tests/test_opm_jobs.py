@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_opm
-from opmachine.kernels import (Kernel, compact_counts, group_jobs, parse_kernel, scan_jobs, topo_jobs,
-                               ws_jobs)
+from opmachine.kernels import (Kernel, compact_chunks_per_warp, compact_counts, group_jobs, parse_kernel, scan_jobs,
+                               topo_jobs, ws_jobs)
 from opmachine.layout import layout_for
 from opmachine.memory import interleaved_order
 from simdmodel.errors import InputError
@@ -203,9 +203,18 @@ def test_compaction_counts_by_hand():
     assert ani == [4, 4, 3, 1, 0, 1]
     assert nf1 == [4, 13, 0, 13, 11, 2]  # 13 sectors in 2 DRAM blocks of 8 sectors
     assert op == [3, 3, 2, 1, 0, 1]
-    # warp 0 runs chunks 0, 2 (4 jobs) + OP of chunk 0; warp 1 runs chunks 1, 3 + two OPs
-    assert per_warp.tolist() == [5, 6]
+    # 4 chunks over 2 warps, 2 consecutive each: warp 0 runs chunks 0, 1 (4 jobs) + OPs of both;
+    # warp 1 runs chunks 2, 3 (4 jobs) + the OP of chunk 3 (node 99)
+    assert per_warp.tolist() == [6, 5]
     assert counts[2:5].sum() == 0
+
+
+@pytest.mark.parametrize("n, warps, expected", [(0, 8, 1), (1, 8, 1), (32 * 8, 8, 1), (32 * 8 + 1, 8, 2),
+                                                (2_000_000, 8448, 8), (100, 2, 2)])
+def test_compact_chunks_per_warp_covers_every_chunk_in_one_wave(n, warps, expected):
+    # ceil(ceil(n / 32) / warps): 2,000,000 nodes = 62,500 chunks over 8,448 warps -> 7.4 -> 8
+    per_warp = compact_chunks_per_warp(n, warps)
+    assert per_warp == expected and per_warp * warps * 32 >= n
 
 
 def test_kernel_mapping_names_match_simdmodel():

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import naive_opm
 from opmachine.counters import predict_counters, read_counters
-from opmachine.kernels import JobTrace, compact_counts, parse_kernel, topo_jobs
+from opmachine.kernels import JobTrace, compact_counts, compact_jobs, parse_kernel, topo_jobs
 from opmachine.layout import layout_for
 from opmachine.memory import interleaved_order, simulate_launch
 from opmachine.predict import memory_prediction, predict_bfs
@@ -25,6 +25,7 @@ from simdmodel.frontier import bfs
 from test_opm_jobs import figure2_graph, graph_of, graphs
 
 K40C = load_profile("k40c", kind="gpu")
+H200 = load_profile("h200", kind="gpu")
 
 
 def test_table2_memory_counts_of_figure4():
@@ -44,28 +45,38 @@ def test_table2_memory_counts_of_figure4():
 
 
 def _compaction_trace(n, next_front, warps):
-    """Lane-by-lane compaction launch: ANI, NF1, and OP storing passing nodes at their queue rank."""
+    """Lane-by-lane compaction launch as the CUDA kernel runs it: warp w takes K consecutive chunks
+    (K = ceil(chunks / warps)); per chunk NF1 then ANI, then an OP per chunk with passing nodes,
+    storing them at their queue rank."""
     base = layout_for(n, 1).base_sector
     rank = {v: i for i, v in enumerate(next_front)}
+    chunks = -(-n // 32)
+    per_warp = max(1, -(-chunks // warps))
     server, warp, ptr, sectors = [], [], [0], []
-    for chunk in range(-(-n // 32)):
-        nodes = list(range(chunk * 32, min(chunk * 32 + 32, n)))
-        jobs = [(0, [base["num_nodes"]]), (1, sorted({base["level"] + v // 8 for v in nodes}))]
-        passing = [v for v in nodes if v in rank]
-        if passing:
-            jobs.append((5, sorted({base["queue"] + rank[v] // 8 for v in passing})))
+    for w in range(warps):
+        mine = range(w * per_warp, min(w * per_warp + per_warp, chunks))
+        jobs = []
+        for chunk in mine:
+            nodes = range(chunk * 32, min(chunk * 32 + 32, n))
+            jobs += [(1, sorted({base["level"] + v // 8 for v in nodes})), (0, [base["num_nodes"]])]
+        for chunk in mine:
+            passing = [v for v in range(chunk * 32, min(chunk * 32 + 32, n)) if v in rank]
+            if passing:
+                jobs.append((5, sorted({base["queue"] + rank[v] // 8 for v in passing})))
         for s, secs in jobs:
             server.append(s)
-            warp.append(chunk % warps)
+            warp.append(w)
             sectors.extend(secs)
             ptr.append(len(sectors))
     return JobTrace(np.array(server, np.int8), np.array(warp, np.int32), np.array(ptr, np.int64),
                     np.array(sectors, np.int32), warps)
 
 
+compaction_cases = st.integers(1, 400).flatmap(lambda n: st.tuples(st.just(n), st.sets(st.integers(0, n - 1))))
+
+
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 400).flatmap(lambda n: st.tuples(st.just(n), st.sets(st.integers(0, n - 1)))),
-       st.sampled_from([1, 3, 8]))
+@given(compaction_cases, st.sampled_from([1, 3, 8]))
 def test_compaction_closed_form_equals_simulation(spec, warps):
     # With an L2 and a row buffer large enough to keep every stream, the streaming argument of
     # kernels/compact.py is exact.
@@ -77,6 +88,18 @@ def test_compaction_closed_form_equals_simulation(spec, warps):
     closed, per_warp = compact_counts(n, next_front, warps, big.dram_block_bytes)
     assert closed.tolist() == simulated.tolist()
     assert per_warp.tolist() == np.bincount(trace.warp, minlength=warps).tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(compaction_cases, st.sampled_from([1, 2, 3, 8, 40]))
+def test_compaction_trace_equals_lane_by_lane_kernel(spec, warps):
+    n, chosen = spec
+    next_front = np.array(sorted(chosen), dtype=np.int64)
+    fast = compact_jobs(n, next_front, warps, layout_for(n, 1))
+    naive = _compaction_trace(n, next_front.tolist(), warps)
+    for name in ("server", "warp", "ptr", "sectors"):
+        assert getattr(fast, name).tolist() == getattr(naive, name).tolist(), name
+    assert fast.warps == warps
 
 
 def _flat_profile(**service):
@@ -126,6 +149,40 @@ def test_prediction_invariants(spec, kernel, l2):
     assert by_server["l2_hits"].tolist() == table["l2_hits"].tolist()
     expand = table[table["phase"] != "compact"]
     assert expand["frontier_edges"].sum() == graph.degrees()[bfs(graph, source).vertices].sum()
+
+
+@settings(max_examples=20, deadline=None)
+@given(graphs, st.sampled_from(["topo", "sm-1", "sm-4", "ws", "scan"]))
+def test_warm_l2_changes_only_hits_and_never_loses_one(spec, kernel):
+    # A warm L2 holds everything a cold one would (LRU keeps the stream's own lines in the same
+    # order) plus what earlier launches left: per launch the same jobs and sectors, at least as
+    # many hits; the first launch starts empty either way.
+    n, pairs, undirected = spec
+    graph = graph_of(n, pairs, undirected)
+    source = int(np.flatnonzero(graph.degrees() > 0)[0])
+    small = dataclasses.replace(H200, l2_bytes=16 * 128 * 4, l2_ways=16)  # 4 sets: evictions happen
+    cold = predict_bfs(graph, source, parse_kernel(kernel), small, l2_model="setassoc", block=64).per_level
+    warm = predict_bfs(graph, source, parse_kernel(kernel), small, l2_model="setassoc", block=64,
+                       warm_l2=True).per_level
+    assert (cold["mode"] == "simulation").all() and (warm["mode"] == "warm").all()
+    same = ["level", "phase", "jobs_total", "w_max", "l2_sectors", "frontier_vertices"]
+    assert warm[same].equals(cold[same])
+    assert (warm["l2_hits"] >= cold["l2_hits"]).all()
+    assert warm.iloc[0].drop("mode").equals(cold.iloc[0].drop("mode"))
+
+
+def test_warm_l2_needs_the_setassoc_model():
+    with pytest.raises(InputError, match="warm L2 needs the set-associative"):
+        predict_bfs(figure2_graph(), 0, parse_kernel("topo"), H200, l2_model="lru", warm_l2=True)
+
+
+def test_compaction_pays_the_grid_scan():
+    # memory_prediction adds the profile's grid_scan_ns to a compaction launch only.
+    profile = dataclasses.replace(_flat_profile(l2_hit=1.0, row_hit=2.0, row_miss=3.0), grid_scan_ns=1000.0)
+    expand = memory_prediction(100, 50, 20, 30, w_max=10, profile=profile, phase="expand")
+    compact = memory_prediction(100, 50, 20, 30, w_max=10, profile=profile, phase="compact")
+    assert expand["predicted_ns"] == pytest.approx(190.0)
+    assert compact["predicted_ns"] == pytest.approx(1190.0)
 
 
 def test_lru_and_setassoc_agree_when_everything_fits():

@@ -2,8 +2,9 @@
 //
 // Every load the model counts as a job is one `ld.global.cg` instruction (L2 only: the model has
 // no L1, like the K40c's uncached global loads), issued through `asm volatile` so the compiler
-// neither merges nor drops it: Nsight Compute's smsp__inst_executed_op_global_ld.sum then equals
-// the model's ANI + NF1 + ERL + EDL + NF2 job count. The OP job is a plain global store.
+// neither merges nor drops it (ptxas may still hoist one out of a loop that stores nothing that
+// could alias it: `load_relaxed` below), so Nsight Compute's smsp__sass_inst_executed_op_global_ld
+// equals the model's ANI + NF1 + ERL + EDL + NF2 job count. The OP job is a plain global store.
 //
 // Built with -DCOUNT_LANES=1, each load site and the expansion loop also count, once per warp
 // instruction, the jobs per server and the lane slots / useful lanes (__activemask / __popc) into
@@ -19,6 +20,16 @@ enum { C_SLOTS = 0, C_USEFUL = 1, C_ANI = 2, C_NF1 = 3, C_ERL = 4, C_EDL = 5, C_
 __device__ __forceinline__ int load_cg(const int* p) {
     int v;
     asm volatile("ld.global.cg.s32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
+
+// The ANI re-read of num_nodes in a loop with no global store that could alias it: a relaxed
+// GPU-scope load, which ptxas performs every time (it hoists a plain .cg load out of such a loop)
+// and which compiles to the same L2 load (LDG.E.STRONG.GPU); a volatile load would be system-scope
+// and several times slower.
+__device__ __forceinline__ int load_relaxed(const int* p) {
+    int v;
+    asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p));
     return v;
 }
 

@@ -5,3 +5,6 @@ extern "C" __global__ void hold_until(const volatile int* flag) {
     while (*flag == 0) {
     }
 }
+
+// A kernel that does nothing: its back-to-back time is the launch overhead alone.
+extern "C" __global__ void empty_launch() {}

@@ -3,11 +3,12 @@
 Fully associative LRU by stack distance (`stack`) and a sectored set-associative LRU (`setassoc`),
 both fed the stream of 32-byte sector ids that coalescing produces.
 """
-from .setassoc import SetAssocGeometry, setassoc_hits
+from .setassoc import SetAssocGeometry, SetAssocState, setassoc_hits
 from .stack import lru_hits, miss_ratio_curve, stack_distances
 
 __all__ = [
     "SetAssocGeometry",
+    "SetAssocState",
     "lru_hits",
     "miss_ratio_curve",
     "setassoc_hits",

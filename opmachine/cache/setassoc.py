@@ -132,14 +132,14 @@ def _trailing_zeros(typingctx, word):
 
 
 @numba.njit(cache=True)
-def _setassoc_general_njit(sector_ids, sets, ways, sectors_per_line, valid):
+def _setassoc_general_njit(sector_ids, sets, ways, sectors_per_line, valid, tags, stamps, clock):
     """Any geometry. Per set: `ways` line tags (-1 = empty), a sector-valid mask and a last-use
-    stamp per way (0 = never used, so empty ways are filled before any line is evicted)."""
+    stamp per way (0 = never used, so empty ways are filled before any line is evicted); stamps
+    continue from clock[0], which is advanced past this stream."""
     n = sector_ids.size
     sector_hit = np.zeros(n, dtype=np.bool_)
     line_hit = np.zeros(n, dtype=np.bool_)
-    tags = np.full(sets * ways, -1, dtype=np.int64)
-    stamps = np.zeros(sets * ways, dtype=np.int64)
+    start = clock[0]
     one = valid.dtype.type(1)
     for i in range(n):
         sector = sector_ids[i]
@@ -166,19 +166,20 @@ def _setassoc_general_njit(sector_ids, sets, ways, sectors_per_line, valid):
                     way = w
             tags[way] = line
             valid[way] = bit
-        stamps[way] = i + 1
+        stamps[way] = start + i + 1
+    clock[0] = start + n
     return sector_hit, line_hit
 
 
 @numba.njit(cache=True)
-def _setassoc_small_njit(sector_ids, sets, ways, sector_shift, valid, tags):
+def _setassoc_small_njit(sector_ids, sets, ways, sector_shift, valid, tags, order):
     """The common GPU L2 case, about 5x faster than the general kernel: 2 <= sets, ways <= 16,
     a power-of-two number of sectors per line, every line id < 2**31 (the caller checks).
 
     Per set: 16 tag lanes (`tags`, all -1 = empty; int16 when every quotient line // sets fits,
-    else int32, as the caller chooses) searched by one vector compare, and one uint64 holding the
-    ways in recency order as 4-bit nibbles, most recent in the low nibble (the initial order
-    leaves the empty ways last, so they fill before any eviction).
+    else int32, as the caller chooses) searched by one vector compare, and one uint64 (`order`)
+    holding the ways in recency order as 4-bit nibbles, most recent in the low nibble (the initial
+    order, `_identity_order`, leaves the empty ways last, so they fill before any eviction).
     The set and tag come from a multiply by a precomputed reciprocal, exact for lines < 2**32.
     Hit and miss are resolved without branches. An access to the previous access's line (the
     sectors of a sequential run) skips the lookup: that line is already its set's MRU. Indices
@@ -186,10 +187,6 @@ def _setassoc_small_njit(sector_ids, sets, ways, sector_shift, valid, tags):
     (fewer live pointers in the loop). Returns (sector_hit, line_hit)."""
     n = sector_ids.size
     hits = np.empty(2 * n, dtype=np.bool_)  # sector hits, then line hits
-    identity = np.uint64(0)
-    for w in range(ways):
-        identity |= np.uint64(w) << np.uint64(4 * w)
-    order = np.full(sets, identity, dtype=np.uint64)
     one = valid.dtype.type(1)
     u1 = np.uint64(1)
     u15 = np.uint64(15)
@@ -242,9 +239,57 @@ def _valid_dtype(sectors_per_line: int):
             return dtype
 
 
+def _identity_order(ways: int) -> np.uint64:
+    """A set's recency order with way w at position w (empty ways in order, last one evicted first)."""
+    return np.uint64(sum(w << (4 * w) for w in range(ways)))
+
+
+class SetAssocState:
+    """The contents of a sectored set-associative LRU cache, kept from one access stream to the next.
+
+    `hits(stream)` runs a stream through the cache as it was left by the streams before it: a warm
+    cache. A fresh state is an empty (cold) cache. `universe` bounds the sector ids it will see.
+    """
+
+    def __init__(self, geometry: SetAssocGeometry, universe: int):
+        if not isinstance(geometry, SetAssocGeometry):
+            raise InputError(f"geometry must be a SetAssocGeometry, got {type(geometry).__name__}")
+        self.geometry = geometry
+        self.universe = _positive_int(universe, "universe")
+        spl = geometry.sectors_per_line
+        self.shift = spl.bit_length() - 1
+        top_line = (self.universe - 1) >> self.shift
+        self.small = geometry.sets >= 2 and geometry.ways <= _LANES and spl == 1 << self.shift and top_line < 2**31
+        if self.small:
+            self.valid = np.zeros(geometry.sets * _LANES, dtype=_valid_dtype(spl))
+            # int16 tags put a set's 16 lanes in half a cache line (measured about 5% faster)
+            narrow = top_line // geometry.sets < 2**15
+            self.tags = np.full(geometry.sets * _LANES, -1, dtype=np.int16 if narrow else np.int32)
+            self.order = np.full(geometry.sets, _identity_order(geometry.ways), dtype=np.uint64)
+        else:
+            self.valid = np.zeros(geometry.sets * geometry.ways, dtype=_valid_dtype(spl))
+            self.tags = np.full(geometry.sets * geometry.ways, -1, dtype=np.int64)
+            self.stamps = np.zeros(geometry.sets * geometry.ways, dtype=np.int64)
+            self.clock = np.zeros(1, dtype=np.int64)
+
+    def hits(self, sector_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(sector_hit, line_hit) of `sector_ids` in access order; the cache keeps what they leave."""
+        sector_ids = _as_int64(sector_ids, "sector_ids")
+        # the largest id read as unsigned: a negative id shows up as >= 2**63
+        top = int(sector_ids.view(np.uint64).max()) if sector_ids.size else 0
+        if top >= self.universe:
+            _check_nonnegative(sector_ids, "sector_ids")
+            raise InputError(f"sector id {top} is outside the cache state's universe of {self.universe}")
+        g = self.geometry
+        if self.small:
+            return _setassoc_small_njit(sector_ids, g.sets, g.ways, self.shift, self.valid, self.tags, self.order)
+        return _setassoc_general_njit(sector_ids, g.sets, g.ways, g.sectors_per_line, self.valid, self.tags,
+                                      self.stamps, self.clock)
+
+
 def setassoc_hits(sector_ids: np.ndarray,
                   geometry: SetAssocGeometry) -> tuple[np.ndarray, np.ndarray]:
-    """Sector and line hit masks of a sectored set-associative LRU cache (seed 003 §6.4).
+    """Sector and line hit masks of a sectored set-associative LRU cache (seed 003 §6.4), cold.
 
     sector_ids: integer sector ids (>= 0) in access order. line = sector_id // sectors_per_line,
     set = line % sets. A resident line with the sector valid: sector hit. A resident line without
@@ -255,17 +300,6 @@ def setassoc_hits(sector_ids: np.ndarray,
     if not isinstance(geometry, SetAssocGeometry):
         raise InputError(f"geometry must be a SetAssocGeometry, got {type(geometry).__name__}")
     sector_ids = _as_int64(sector_ids, "sector_ids")
-    spl = geometry.sectors_per_line
-    shift = spl.bit_length() - 1
-    # the largest id read as unsigned: a negative id shows up as >= 2**63
-    top = int(sector_ids.view(np.uint64).max()) if sector_ids.size else 0
-    fits_small = geometry.sets >= 2 and geometry.ways <= _LANES and spl == 1 << shift
-    if fits_small and top >> shift < 2**31:
-        valid = np.zeros(geometry.sets * _LANES, dtype=_valid_dtype(spl))
-        # int16 tags put a set's 16 lanes in half a cache line (measured about 5% faster)
-        narrow = (top >> shift) // geometry.sets < 2**15
-        tags = np.full(geometry.sets * _LANES, -1, dtype=np.int16 if narrow else np.int32)
-        return _setassoc_small_njit(sector_ids, geometry.sets, geometry.ways, shift, valid, tags)
     _check_nonnegative(sector_ids, "sector_ids")
-    valid = np.zeros(geometry.sets * geometry.ways, dtype=_valid_dtype(spl))
-    return _setassoc_general_njit(sector_ids, geometry.sets, geometry.ways, spl, valid)
+    top = int(sector_ids.max()) if sector_ids.size else 0
+    return SetAssocState(geometry, top + 1).hits(sector_ids)

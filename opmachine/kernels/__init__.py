@@ -19,7 +19,7 @@ from simdmodel.strategies import (
 )
 
 from ._jobs import ANI, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobTrace
-from .compact import compact_counts
+from .compact import compact_chunks_per_warp, compact_counts, compact_jobs
 from .group import group_jobs
 from .scan import scan_jobs
 from .topo import topo_jobs
@@ -91,6 +91,6 @@ def check_grid(grid: int) -> int:
 
 __all__ = [
     "ANI", "NF1", "ERL", "EDL", "NF2", "OP", "SERVER_FIELDS", "DEFAULT_BLOCK", "JobTrace", "Kernel",
-    "Launch", "check_block", "check_grid", "compact_counts", "group_jobs", "parse_kernel", "scan_jobs",
-    "topo_jobs", "ws_jobs",
+    "Launch", "check_block", "check_grid", "compact_chunks_per_warp", "compact_counts", "compact_jobs", "group_jobs",
+    "parse_kernel", "scan_jobs", "topo_jobs", "ws_jobs",
 ]

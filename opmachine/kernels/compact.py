@@ -1,26 +1,36 @@
 """`compact`: the second phase of a data-driven round, the level array compacted into the sorted queue.
 
-One thread per node over warp-sized chunks (like `topo`'s outer loop; the CUDA kernel hands the
-chunks out in ascending order by an atomic ticket, which this model, counting jobs per launched
-warp as chunk c on warp c % warps, treats like a grid stride): per warp step ANI re-reads
-`num_nodes`, NF1 reads `level[node]` and keeps nodes labelled this round, and when any lane
-passes, one OP job stores the passing nodes at consecutive queue positions (their rank in the
-next frontier; the per-warp offsets come from a prefix sum this model does not count, like
-simdmodel's scan overheads). Every access is a streaming one, so its counts are closed forms
-instead of a trace: each `level` sector and each queue sector misses once in a launch-cold L2, a
-queue sector split between two warp steps hits on its second touch, and DRAM rows are walked in
-order, so the first sector of each DRAM block misses the row buffer and the rest hit.
+One thread per node over warp-sized chunks, one full wave: launched warp w walks the K =
+`compact_chunks_per_warp` consecutive chunks from w * K (so every chunk is held at once, and chunk
+c is on warp c // K). Per warp step ANI re-reads `num_nodes` (the loop test, as in `topo`), NF1
+reads `level[node]` and keeps nodes labelled this round; when any lane of a chunk passes, one OP
+job stores its passing nodes at consecutive queue positions (their rank in the next frontier).
+The offsets come from a prefix sum over the warps' counts that this model does not count, like
+simdmodel's scan overheads (the CUDA kernel does it with atomics, which are not loads or stores;
+its time is the profile's `grid_scan_ns`).
+
+Every access is a streaming one, so with a launch-cold L2 the counts are closed forms
+(`compact_counts`): each `level` sector and each queue sector misses once, a queue sector split
+between two warp steps hits on its second touch, and DRAM rows are walked in order, so the first
+sector of each DRAM block misses the row buffer and the rest hit. A warm L2 decides each sector's
+fate by what it holds, so there the launch is a trace (`compact_jobs`) run through the L2 model.
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..layout import ELEMENTS_PER_SECTOR
-from ._jobs import ANI, NF1, OP, SERVER_FIELDS
+from ._jobs import ANI, NF1, OP, SERVER_FIELDS, JobTrace
 
 
 def _ceil(a, b):
     return -(-a // b)
+
+
+def compact_chunks_per_warp(n: int, warps: int) -> int:
+    """Consecutive 32-node chunks per launched warp: ceil(ceil(n / 32) / warps), at least 1."""
+    return max(1, _ceil(_ceil(n, 32), warps))
 
 
 def compact_counts(n: int, next_front: np.ndarray, warps: int, block_bytes: int):
@@ -43,6 +53,63 @@ def compact_counts(n: int, next_front: np.ndarray, warps: int, block_bytes: int)
         distinct = _ceil(next_front.size, ELEMENTS_PER_SECTOR)
         blocks = _ceil(distinct, sectors_per_block)
         counts[OP] = (passing_chunks.size, touched, touched - distinct, distinct, distinct - blocks, blocks)
-    per_warp = 2 * np.bincount(np.arange(steps) % warps, minlength=warps)
-    per_warp += np.bincount(passing_chunks % warps, minlength=warps)
+    per_chunk_warp = compact_chunks_per_warp(n, warps)
+    per_warp = 2 * np.bincount(np.arange(steps) // per_chunk_warp, minlength=warps)
+    per_warp += np.bincount(passing_chunks // per_chunk_warp, minlength=warps)
     return counts, per_warp
+
+
+@numba.njit(cache=True)
+def _compact_trace_njit(n, passing_chunks, first_rank, passing, warps, per_warp, level_base, ani_sector,
+                        queue_base):
+    steps = (n + 31) // 32
+    jobs = 2 * steps + passing_chunks.size
+    server = np.empty(jobs, dtype=np.int8)
+    warp = np.empty(jobs, dtype=np.int32)
+    ptr = np.zeros(jobs + 1, dtype=np.int64)
+    # NF1 + ANI: at most 5 sectors a chunk; OP: a run of k ranks spans at most k // 8 + 2 sectors
+    sectors = np.empty(5 * steps + first_rank[-1] // ELEMENTS_PER_SECTOR + passing[-1] + 2 * passing_chunks.size
+                       if passing_chunks.size else 5 * steps, dtype=np.int32)
+    nj = 0
+    ns = 0
+    p = 0  # next passing chunk
+    for w in range(min(warps, -(-steps // per_warp))):
+        first, end = w * per_warp, min(w * per_warp + per_warp, steps)
+        for c in range(first, end):  # NF1 of the chunk, then the loop test's ANI
+            for s in range(level_base + (32 * c) // ELEMENTS_PER_SECTOR,
+                           level_base + (min(32 * c + 32, n) - 1) // ELEMENTS_PER_SECTOR + 1):
+                sectors[ns] = s
+                ns += 1
+            server[nj], warp[nj], ptr[nj + 1] = NF1, w, ns
+            nj += 1
+            sectors[ns] = ani_sector
+            ns += 1
+            server[nj], warp[nj], ptr[nj + 1] = ANI, w, ns
+            nj += 1
+        while p < passing_chunks.size and passing_chunks[p] < end:  # the OP stores, once the offset is known
+            lo, hi = first_rank[p], first_rank[p] + passing[p] - 1
+            for s in range(queue_base + lo // ELEMENTS_PER_SECTOR, queue_base + hi // ELEMENTS_PER_SECTOR + 1):
+                sectors[ns] = s
+                ns += 1
+            server[nj], warp[nj], ptr[nj + 1] = OP, w, ns
+            nj += 1
+            p += 1
+    return server, warp, ptr, sectors[:ns]
+
+
+def compact_jobs(n: int, next_front: np.ndarray, warps: int, layout) -> JobTrace:
+    """The compaction's jobs as a trace, for a warm L2 whose contents decide each sector's fate.
+
+    Warp w's jobs in program order: per chunk NF1 (the chunk's `level` sectors) then ANI (the
+    `num_nodes` sector), for its `compact_chunks_per_warp` chunks; then one OP per passing chunk
+    (the queue sectors of its ranks). Cold, it gives `compact_counts`' jobs, L2 sectors, L2 hits
+    and DRAM sectors (its row-buffer split is the closed form's only approximation).
+    """
+    chunk_of = np.asarray(next_front, dtype=np.int64) // 32
+    passing_chunks, passing = np.unique(chunk_of, return_counts=True)
+    first_rank = np.concatenate(([0], np.cumsum(passing)[:-1])).astype(np.int64)
+    base = layout.base_sector
+    server, warp, ptr, sectors = _compact_trace_njit(
+        n, passing_chunks, first_rank, passing, warps, compact_chunks_per_warp(n, warps), base["level"],
+        base["num_nodes"], base["queue"])
+    return JobTrace(server, warp, ptr, sectors, warps)
