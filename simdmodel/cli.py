@@ -1,4 +1,4 @@
-"""The `simdmodel` command line: `analyze`, `opm`, `graph info`, `graph convert`.
+"""The `simdmodel` command line: `analyze`, `opm`, `validate`, `report`, `graph info`, `graph convert`.
 
 User mistakes (bad files, options, ids) print one line `simdmodel: error: ...` and exit 2; output
 files are written atomically, so a failed run leaves none behind. Heavy modules load lazily.
@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _opm_parser(commands)
     _validate_parser(commands)
+    _report_parser(commands)
 
     graph = commands.add_parser("graph", help="graph utilities")
     graph_commands = graph.add_subparsers(dest="graph_command", required=True, parser_class=_Parser)
@@ -128,6 +129,21 @@ def _validate_parser(commands) -> None:
     _common(validate)
 
 
+def _report_parser(commands) -> None:
+    report = commands.add_parser("report", help="figures and tables for a suite of graphs: index.html, report.md, CSVs")
+    report.add_argument("specs", nargs="*", metavar="SPEC",
+                        help="graph files or generator specs (default: the built-in suite of generated graphs)")
+    report.add_argument("--gpu", default="h200", metavar="NAME",
+                        help="GPU profile name or .toml path for the predictions (default h200: measured service "
+                        "curves, and the committed GPU measurements are from an H200)")
+    report.add_argument("--sources", type=int, default=10, metavar="K",
+                        help="seeded random BFS sources per graph for the lane accounting (default 10, as seed 000)")
+    report.add_argument("--measured", action="append", default=[], metavar="DIR",
+                        help="also compare with this `simdmodel validate` output folder (repeatable)")
+    report.add_argument("--out", default="report", metavar="DIR", help="output directory (default ./report)")
+    _common(report)
+
+
 def _opm_parser(commands) -> None:
     opm = commands.add_parser("opm", help="operator-machine prediction of BFS time per round (seed 003)")
     opm.add_argument("spec", nargs="?", default=DEFAULT_SPEC,
@@ -143,6 +159,9 @@ def _opm_parser(commands) -> None:
     opm.add_argument("--seed", type=int, default=1, help="seed for picking the default source (default 1)")
     opm.add_argument("--l2", choices=["lru", "setassoc"], default="lru",
                      help="L2 model: fully associative LRU (seed 003) or the profile's set-associative geometry")
+    opm.add_argument("--warm-l2", action="store_true",
+                     help="keep the L2's contents from launch to launch, as back-to-back launches find it "
+                     "(needs --l2 setassoc; default: every launch starts cold, as Nsight Compute measures)")
     opm.add_argument("--occupancy", type=float,
                      help="measured achieved occupancy (0..1) to use as the load instead of N_G / W_max")
     opm.add_argument("--counters", help="counters mode: CSV of measured counts per launch (see opmachine.counters)")
@@ -166,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             return _run_opm(args)
         if args.command == "validate":
             return _run_validate(args)
+        if args.command == "report":
+            return _run_report(args)
         if args.graph_command == "info":
             return _run_info(args)
         return _run_convert(args)
@@ -263,7 +284,8 @@ def _run_opm(args) -> int:
     from opmachine.render import render_gpu
 
     result = predict_bfs(graph, source, kernel, profile, l2_model=args.l2, block=args.block, grid=args.grid,
-                         threads=args.threads, occupancy=args.occupancy, progress=_progress(args))
+                         threads=args.threads, occupancy=args.occupancy, progress=_progress(args),
+                         warm_l2=args.warm_l2)
     if counters is not None:
         from opmachine.counters import predict_counters
 
@@ -354,6 +376,22 @@ def _run_validate(args) -> int:
     lines.append(f"  lanes exact {summary['lane_exact_fraction']}, jobs exact {summary['jobs_exact_fraction']}, "
                  f"best mapping agreement {summary['best_mapping_agreement']}")
     sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _run_report(args) -> int:
+    import time
+
+    from simdreport.report import build_report
+
+    started = time.perf_counter()
+    command = " ".join(["simdmodel", *map(shlex.quote, args.argv)])
+    report = build_report(args.specs, gpu=args.gpu, sources=args.sources, out=args.out, measured=args.measured,
+                          progress=_progress(args), command=command)
+    figures = sum(len(items) for items in report.figures.values())
+    if not args.quiet:
+        sys.stderr.write(f"wrote {args.out}/index.html, report.md, {figures} figures and {len(report.tables)} "
+                         f"tables for {len(report.graphs)} graphs in {time.perf_counter() - started:.0f} s\n")
     return 0
 
 

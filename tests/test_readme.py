@@ -22,9 +22,17 @@ def test_ci_runs_readme_install_and_test_command():
     assert ci.index(install) < ci.index(test)
 
 
-def test_main_job_runs_on_the_built_in_default(capsys):
-    assert "simdmodel analyze" in quick_start_commands()[0]
-    assert main(["analyze", "--quiet"]) == 0
-    out = capsys.readouterr().out
-    assert DEFAULT_SPEC.split(",")[0] in out and "best mapping:" in out
-    assert out.count("sm-") >= 6
+def test_main_job_is_the_report_of_the_built_in_suite(tmp_path, monkeypatch):
+    assert quick_start_commands()[0].endswith(".venv/bin/simdmodel report")
+    # The same code path on a smaller suite (the full one takes a minute or two; bench/bench_report.py
+    # times it): with no SPEC the report covers every graph of simdreport's built-in suite.
+    from simdreport import suite
+
+    small = (suite.SuiteGraph("grid2d:side=10", "grid", "ecology"), suite.SuiteGraph(DEFAULT_SPEC.replace(
+        "scale=16", "scale=7"), "rmat", "rmat1"))
+    monkeypatch.setattr(suite, "DEFAULT_SUITE", small)
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--sources", "2", "--quiet"]) == 0
+    page = (tmp_path / "report" / "index.html").read_text()
+    assert all(f">{graph.label} <small>" in page for graph in small)
+    assert "the built-in suite" in page

@@ -1,0 +1,81 @@
+"""Speed of `simdmodel report`, as ratios against the plain BFS of the same graphs measured in the same run.
+
+Baseline: for every graph of the suite, the plain numba BFS (`bfs_queue`) from each of the report's
+K sources, loading excluded. Then the whole report (`build_report`, what the command runs, into a
+temporary folder) and, graph by graph, what gathering its numbers costs (`collect_graph`: generation, graph_info,
+lane accounting over K sources, two opmachine predictions, and the comparison with measurements
+where they exist) and the figures and files. Goal: the default report in under 3 minutes on two cores.
+Numba compiles before timing starts (a tiny report first), so the times are warm.
+
+    python bench/bench_report.py                       # the built-in suite
+    python bench/bench_report.py rmat:scale=18,ef=16   # any specs
+"""
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def warm_up(folder: Path) -> None:
+    from simdreport import build_report
+
+    build_report(["rmat:scale=7,ef=4", "grid2d:side=8"], sources=2, out=folder / "warm")
+
+
+def bfs_baseline_s(suite, sources: int) -> dict[str, float]:
+    """Plain BFS time per graph, summed over the report's sources (best of three)."""
+    import simdmodel as sm
+    from simdmodel.frontier import bfs_queue
+
+    out = {}
+    for graph in suite:
+        loaded = sm.load_graph(graph.spec)
+        chosen = [int(s) for s in sm.pick_sources(loaded, sources, 1)]
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            for source in chosen:
+                bfs_queue(loaded.indptr, loaded.indices, source)
+            best = min(best, time.perf_counter() - start)
+        out[graph.label] = best
+    return out
+
+
+def main(specs: list[str]) -> None:
+    import opmachine as om
+    from simdreport import DEFAULT_GPU, DEFAULT_SOURCES, L2_MODEL, build_report, collect_graph, committed_runs
+    from simdreport.suite import suite_for
+
+    suite = suite_for(specs)
+    with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
+        folder = Path(tmp)
+        warm_up(folder)
+        baseline = bfs_baseline_s(suite, DEFAULT_SOURCES)
+        start = time.perf_counter()
+        report = build_report(specs or None, out=folder / "report")
+        whole_s = time.perf_counter() - start
+        profile = om.load_profile(DEFAULT_GPU)
+        runs = committed_runs()
+        print(f"{'graph':<12} {'n':>10} {'m':>12} {'depth':>7} {'BFS x K s':>10} {'collect s':>10} "
+              f"{'collect/BFS':>11} {'measured':>9}")
+        collect_total = 0.0
+        for graph in suite:
+            start = time.perf_counter()
+            data = collect_graph(graph, profile, DEFAULT_SOURCES, l2_model=L2_MODEL, runs=runs)
+            seconds = time.perf_counter() - start
+            collect_total += seconds
+            print(f"{graph.label:<12} {data.n:>10,} {data.m:>12,} {data.info['avg_depth']:>7.1f} "
+                  f"{baseline[graph.label]:>10.3f} {seconds:>10.2f} {seconds / baseline[graph.label]:>11.0f} "
+                  f"{'yes' if data.measured is not None else 'no':>9}", flush=True)
+    bfs_total = sum(baseline.values())
+    figures = sum(len(items) for items in report.figures.values())
+    print(f"\nwhole report: {whole_s:.1f} s for {len(suite)} graphs and {figures} figures "
+          f"({whole_s / bfs_total:.0f}x the plain BFS of all graphs from {DEFAULT_SOURCES} sources, {bfs_total:.2f} s); "
+          f"gathering the numbers {collect_total:.1f} s, figures and files about {whole_s - collect_total:.1f} s.")
+    print("goal: the default report in under 180 s on two cores; ratios are against the plain BFS in this run.")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

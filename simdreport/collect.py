@@ -1,0 +1,165 @@
+"""The numbers behind one graph's report section, gathered from the public simdmodel and opmachine APIs.
+
+Per graph: size and degree statistics and the mean BFS depth (`simdmodel.graph_info`), the
+frontier sizes per level (seed 000 Fig. 2), lane accounting of every mapping over K seeded sources
+(`simdmodel.analyze`, seed 000 §4-5: UA, UR, idle, ME), and the operator-machine prediction
+(`opmachine.predict_bfs`, seed 003 §6-7) of one BFS from the first source for the mapping with the
+highest ME and for seed 003's topology-driven kernel: jobs, sectors and DRAM outcomes per server,
+MLP, bottleneck and time per launch, summed here per round.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+import opmachine as om
+import simdmodel as sm
+from simdmodel.errors import InputError
+from simdmodel.frontier import check_source
+from simdmodel.strategies import mapping_label
+
+from .measured import MeasuredComparison, compare_run, first_source, pick_run
+from .suite import SuiteGraph
+
+SEED = 1
+"""Seed for picking the BFS sources, as `simdmodel analyze` and `simdmodel validate` default to."""
+
+TOPO = "topo"
+
+
+@dataclass(eq=False)
+class GraphData:
+    """Everything the report shows for one graph (tidy tables; one BFS source = `opm_source`)."""
+
+    graph: SuiteGraph
+    name: str
+    n: int
+    m: int
+    info: dict
+    sources: tuple[int, ...]
+    frontiers: pd.DataFrame
+    lanes: pd.DataFrame
+    lanes_per_level: pd.DataFrame
+    best: dict
+    best_group: dict
+    kernels: tuple[str, ...]
+    opm_source: int
+    opm_summary: dict
+    launches: pd.DataFrame
+    server_rounds: pd.DataFrame
+    rounds: pd.DataFrame
+    measured: MeasuredComparison | None = field(default=None)
+    measured_note: str | None = field(default=None)
+
+    @property
+    def label(self) -> str:
+        return self.graph.label
+
+    @property
+    def kernel(self) -> str:
+        """The predicted kernel: the expansion by the mapping with the highest ME."""
+        return self.kernels[0]
+
+    def bottleneck(self, kernel: str | None = None) -> tuple[str, float]:
+        """The server whose launches take the largest share of `kernel`'s predicted BFS time, and that share."""
+        shares = self.opm_summary[kernel or self.kernel]["bottleneck_time_share"]
+        name = max(shares, key=shares.get)
+        return name, float(shares[name])
+
+
+def _with_mapping(table: pd.DataFrame) -> pd.DataFrame:
+    out = table.copy()
+    labels = [mapping_label(s, None if pd.isna(g) else int(g)) for s, g in zip(out["strategy"], out["group_size"])]
+    out.insert(out.columns.get_loc("group_size") + 1, "mapping", labels)
+    return out
+
+
+def _best(table: pd.DataFrame) -> dict:
+    row = table.iloc[0]
+    return {"mapping": str(row["mapping"]), "strategy": str(row["strategy"]),
+            "group_size": None if pd.isna(row["group_size"]) else int(row["group_size"]), "me": float(row["me"])}
+
+
+def round_table(launches: pd.DataFrame) -> pd.DataFrame:
+    """Per (kernel, level): launches, predicted time (sum over the round's launches) and the
+    bottleneck server of the round's longest launch."""
+    ordered = launches.sort_values(["kernel", "level", "predicted_ns"], ascending=[True, True, False],
+                                   kind="stable")
+    grouped = ordered.groupby(["kernel", "level"], sort=True)
+    rounds = grouped.agg(launches=("phase", "size"), predicted_ns=("predicted_ns", "sum"),
+                         bottleneck=("bottleneck", "first"),
+                         frontier_edges=("frontier_edges", "sum")).reset_index()
+    return rounds
+
+
+def server_round_table(per_server: pd.DataFrame) -> pd.DataFrame:
+    """Per (kernel, level, server), summed over the round's launches: jobs, L2 sectors, DRAM sectors,
+    row hits and misses; sectors per job (seed 003 Fig. 8's visits per job) and the server's share
+    of the round's DRAM row-buffer misses (Fig. 10)."""
+    counts = ["jobs", "l2_sectors", "l2_hits", "dram_sectors", "row_hits", "row_misses"]
+    table = per_server.groupby(["kernel", "level", "server"], sort=False)[counts].sum().reset_index()
+    order = {name: i for i, name in enumerate(om.SERVERS)}
+    table = table.sort_values(["kernel", "level", "server"], key=lambda c: c.map(order) if c.name == "server" else c,
+                              kind="stable", ignore_index=True)
+    jobs = table["jobs"].to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table["sectors_per_job"] = np.where(jobs > 0, table["l2_sectors"] / np.where(jobs > 0, jobs, 1), np.nan)
+    misses_in_round = table.groupby(["kernel", "level"])["row_misses"].transform("sum").to_numpy(dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table["row_miss_share"] = np.where(misses_in_round > 0, table["row_misses"] / np.where(
+            misses_in_round > 0, misses_in_round, 1), np.nan)
+    return table
+
+
+def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEED, l2_model: str = "setassoc",
+                  runs=(), progress: bool = False) -> GraphData:
+    """Load `graph.spec` and gather its report numbers on `profile` (see the module docstring).
+
+    `runs` are candidate GPU measurements (`measured.MeasuredRun`); when one belongs to this graph,
+    the prediction uses its first measured source, so the figures and the comparison show one BFS.
+    """
+    loaded = sm.load_graph(graph.spec)
+    info = sm.graph_info(loaded, sources=sources, seed=seed)
+    chosen = tuple(int(s) for s in sm.pick_sources(loaded, sources, seed))
+    analysis = sm.analyze(loaded, chosen)
+    lanes = _with_mapping(analysis.summary())
+    per_level = _with_mapping(analysis.summary(per_level=True, per_source=False))
+    best = _best(analysis.best())
+    best_group = _best(analysis.best(strategy="group"))
+    kernels = [best["mapping"], TOPO]
+    run, note = pick_run(runs, loaded.name, loaded.n, loaded.m, profile.name)
+    source = chosen[0]
+    if run is not None:
+        try:
+            source = check_source(loaded, first_source(run))
+        except (InputError, OSError, ValueError) as error:
+            if run.explicit:
+                raise
+            run, note = None, f"measurements in {run.folder} could not be read ({error}); not shown"
+    if run is not None:
+        kinds = list(dict.fromkeys(run.measured["kernel"]))
+        if not set(kernels) & set(kinds):
+            kernels.append(kinds[0])
+    # a BFS's launches run back to back, so each finds the L2 as the one before left it
+    results = [om.predict_bfs(loaded, source, om.parse_kernel(k), profile, l2_model=l2_model, progress=progress,
+                              warm_l2=l2_model == "setassoc") for k in kernels]
+    launches = pd.concat([r.per_level for r in results], ignore_index=True)
+    launches.insert(0, "source", source)
+    per_server = pd.concat([r.per_server.assign(kernel=r.kernel) for r in results], ignore_index=True)
+    data = GraphData(
+        graph=graph, name=loaded.name, n=loaded.n, m=loaded.m, info=info, sources=chosen,
+        frontiers=analysis.frontier_sizes, lanes=lanes, lanes_per_level=per_level, best=best,
+        best_group=best_group, kernels=tuple(kernels), opm_source=source,
+        opm_summary={r.kernel: r.summary() for r in results}, launches=launches,
+        server_rounds=server_round_table(per_server), rounds=round_table(launches), measured_note=note,
+    )
+    if run is not None:
+        try:
+            data.measured = compare_run(loaded, run, launches, source)
+        except (InputError, KeyError, ValueError) as error:
+            if run.explicit:
+                raise InputError(f"{run.folder}: cannot compare with the prediction ({error})") from None
+            data.measured_note = f"measurements in {run.folder} could not be compared ({error}); not shown"
+    return data

@@ -1,0 +1,216 @@
+"""GPU measurements of a report's graphs (`simdmodel validate` runs), set beside the report's predictions.
+
+Where they come from: the committed validation runs, `gpu_validate/results/<device>/<graph>/`
+(looked up beside the installed `gpu_validate` package and under `./gpu_validate/results` of the
+working directory, so a checkout finds them after a plain `pip install .`), and folders given
+with `--measured DIR`. A folder belongs to a graph when its `device.json` names the same graph
+(generator specs compared in canonical form) with the same n and m. A committed run is used only
+when it was compared on the report's GPU profile, since H200 timings beside H100 predictions
+would mislead; a folder given explicitly is always used, and its device is named in the report.
+
+What is compared (gpu_validate.compare defines the arithmetic, so the numbers match the validation
+tables):
+- time per round (seed 003 Fig. 7): the measured launches of the first measured source, summed per
+  round, against the report's prediction of the same BFS (`compare.round_times`, `time_errors`);
+- mapping efficiency (seed 000): the expansion launches' lane counters of the instrumented build,
+  measured ME = useful lanes / lane slots over every measured source, against
+  `simdmodel.analyze` over the same sources.
+Importing this module does not import CuPy.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+import simdmodel as sm
+from gpu_validate import compare
+from gpu_validate.validate import read_measured, table_path
+from simdmodel.errors import InputError
+from simdmodel.generators import canonical_spec, is_generator_spec
+
+BAND = 0.20
+"""Half-width of the band drawn around the measured time per round (seed 003 Fig. 7: +-20%)."""
+
+
+@dataclass(eq=False)
+class MeasuredRun:
+    """One folder of measurements: its `device.json`, its per-launch `measured` table (read when first
+    needed), and whether the user named it (`--measured`) or it was found among the committed runs."""
+
+    folder: Path
+    device: dict
+    explicit: bool
+    table: pd.DataFrame | None = None
+
+    @property
+    def measured(self) -> pd.DataFrame:
+        if self.table is None:
+            self.table = _read_measured_table(self.folder)
+        return self.table
+
+    @property
+    def graph(self) -> str:
+        """The graph measured: device.json's name, else the measured table's graph column."""
+        return str(self.device.get("graph") or self.measured["graph"].iloc[0])
+
+    @property
+    def device_name(self) -> str:
+        return str(self.device.get("device") or "unknown device")
+
+    @property
+    def profile(self) -> str | None:
+        return self.device.get("profile")
+
+    def matches(self, name: str, n: int, m: int) -> bool:
+        """Same graph: equal names (canonical generator specs) and, where recorded, equal n and m."""
+        if _canonical(self.graph) != _canonical(name):
+            return False
+        return self.device.get("graph_n") in (None, n) and self.device.get("graph_m") in (None, m)
+
+
+@dataclass(frozen=True, eq=False)
+class MeasuredComparison:
+    """Prediction beside measurement for one graph: per-round times, their error statistics, and ME."""
+
+    run: MeasuredRun
+    source: int
+    kernels: tuple[str, ...]
+    rounds: pd.DataFrame
+    time_errors: pd.DataFrame
+    me: pd.DataFrame
+
+
+def _canonical(name: str) -> str:
+    try:
+        return canonical_spec(name) if is_generator_spec(name) else str(name)
+    except InputError:
+        return str(name)
+
+
+def default_roots() -> list[Path]:
+    """Folders that may hold committed validation runs (one subfolder per device)."""
+    import gpu_validate
+
+    candidates = [Path(gpu_validate.__file__).resolve().parent / "results", Path.cwd() / "gpu_validate" / "results"]
+    roots = []
+    for path in candidates:
+        if path.is_dir() and path.resolve() not in [r.resolve() for r in roots]:
+            roots.append(path)
+    return roots
+
+
+def _read_measured_table(folder: Path) -> pd.DataFrame:
+    measured = read_measured(folder)["measured"]
+    missing = [c for c in ("graph", "kernel", "source", "level", "phase", "time_ns", "lane_slots", "useful_lanes")
+               if c not in measured.columns]
+    if missing:
+        raise InputError(f"{folder}: measured table lacks column {missing[0]!r}")
+    if measured.empty:
+        raise InputError(f"{folder}: measured table has no launches")
+    return measured
+
+
+def read_run(folder) -> MeasuredRun:
+    """The measurements in `folder` given by the user (measured.csv[.gz], device.json), read now so a bad
+    folder is reported before any work; InputError if it holds none."""
+    folder = Path(folder)
+    measured = _read_measured_table(folder)
+    device_json = folder / "device.json"
+    device = json.loads(device_json.read_text()) if device_json.is_file() else {}
+    return MeasuredRun(folder, device, True, measured)
+
+
+def committed_runs(roots=None) -> list[MeasuredRun]:
+    """Every committed run under `roots` (default `default_roots()`): folders ROOT/<device>/<graph>/
+    with a device.json naming its graph and a measured table (pooled folders have none). Only
+    device.json is read here; the measured table is read when a run is compared."""
+    runs = []
+    for root in default_roots() if roots is None else [Path(r) for r in roots]:
+        for device_json in sorted(root.glob("*/*/device.json")):
+            folder = device_json.parent
+            if table_path(folder, "measured") is None:
+                continue
+            try:
+                device = json.loads(device_json.read_text())
+            except (OSError, ValueError):
+                continue  # a run being rewritten is not this report's business
+            if isinstance(device, dict) and device.get("graph"):
+                runs.append(MeasuredRun(folder, device, False))
+    return runs
+
+
+def pick_run(runs, name: str, n: int, m: int, profile_name: str) -> tuple[MeasuredRun | None, str | None]:
+    """The run to compare with graph (name, n, m): an explicit one first, else a committed one compared
+    on `profile_name`. Returns (run or None, a note for the report when a run was passed over)."""
+    mine = [r for r in runs if r.matches(name, n, m)]
+    for run in mine:
+        if run.explicit:
+            return run, None
+    for run in mine:
+        if run.profile == profile_name:
+            return run, None
+    if mine:
+        other = mine[0]
+        return None, (f"measurements on {other.device_name} exist in {other.folder} (predicted there with profile "
+                      f"{other.profile}); this report predicts with profile {profile_name}, so they are not shown "
+                      f"(use --gpu {other.profile} to compare)")
+    return None, None
+
+
+def _expansion_mappings(measured: pd.DataFrame) -> list:
+    """simdmodel mappings for the measured data-driven kernels (scan with the measured block as its CTA)."""
+    scan_blocks = measured.loc[measured["kernel"] == "scan", "block"] if "block" in measured.columns else []
+    cta = int(scan_blocks.iloc[0]) if len(scan_blocks) else 256
+    return [mapping for mapping in sm.mappings(cta_size=cta) if mapping.label in set(measured["kernel"])]
+
+
+def me_table(graph, run: MeasuredRun) -> pd.DataFrame:
+    """Measured against modelled ME per data-driven kernel, over all measured sources (expansions only)."""
+    measured = run.measured
+    expand = measured[measured["phase"] == "expand"]
+    mappings = _expansion_mappings(expand)
+    columns = ["kernel", "sources", "lane_slots_measured", "useful_lanes_measured", "me_measured",
+               "lane_slots_model", "useful_lanes_model", "me_model"]
+    if not mappings:
+        return pd.DataFrame(columns=columns)
+    sources = sorted(int(s) for s in expand["source"].unique())
+    model = sm.analyze(graph, sources, mappings).summary()
+    rows = []
+    for mapping, row in zip(mappings, model.itertuples()):
+        mine = expand[expand["kernel"] == mapping.label]
+        slots, useful = float(mine["lane_slots"].sum()), float(mine["useful_lanes"].sum())
+        rows.append({"kernel": mapping.label, "sources": len(sources), "lane_slots_measured": slots,
+                     "useful_lanes_measured": useful, "me_measured": useful / slots if slots else np.nan,
+                     "lane_slots_model": int(row.total_lanes), "useful_lanes_model": int(row.useful_lanes),
+                     "me_model": float(row.me)})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def compare_run(graph, run: MeasuredRun, launches: pd.DataFrame, source: int) -> MeasuredComparison:
+    """Measured beside predicted for `graph`: `launches` is the report's prediction (opmachine per-level
+    rows with `source` and `kernel`) of the BFS from `source`, a measured source."""
+    measured = run.measured
+    label = str(measured["graph"].iloc[0])
+    kernels = tuple(k for k in dict.fromkeys(launches["kernel"]) if k in set(measured["kernel"]))
+    predicted = launches[launches["kernel"].isin(kernels) & (launches["source"] == source)].assign(graph=label)
+    mine = measured[measured["kernel"].isin(kernels) & (measured["source"] == source)]
+    rounds = compare.round_times(mine, predicted)
+    rounds = rounds[rounds["mode"] == compare.time_mode(predicted)].reset_index(drop=True)
+    rounds["band_low_ns"] = (1 - BAND) * rounds["measured_ns"]
+    rounds["band_high_ns"] = (1 + BAND) * rounds["measured_ns"]
+    errors = compare.time_errors(rounds) if not rounds.empty else pd.DataFrame()
+    return MeasuredComparison(run, int(source), kernels, rounds, errors, me_table(graph, run))
+
+
+def first_source(run: MeasuredRun) -> int:
+    """The first source the run measured (its device.json order, else the table's)."""
+    listed = run.device.get("sources") or []
+    measured = {int(s) for s in run.measured["source"].unique()}
+    for source in listed:
+        if int(source) in measured:
+            return int(source)
+    return int(run.measured["source"].iloc[0])

@@ -1,0 +1,206 @@
+"""`simdmodel report`: one command from graphs to a report a researcher can read (index.html, report.md,
+figures/, tables/).
+
+`build_report` checks every input first (specs, GPU profile, K, measurement folders, the output
+folder), then gathers each graph's numbers (`collect`), draws the figures from the tidy tables
+(`tables`, `figures`) and writes everything into a staging folder that replaces DIR only when
+complete (`write`).
+"""
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+import opmachine as om
+import simdmodel as sm
+from gpu_validate.suite import graph_slug
+from simdmodel.errors import InputError
+from simdmodel.generators import canonical_spec, is_generator_spec
+
+from . import figures as fig
+from .collect import SEED, TOPO, GraphData, collect_graph
+from .measured import MeasuredRun, committed_runs, read_run
+from .suite import SuiteGraph, suite_for
+from .tables import report_tables
+from .write import ReportTarget
+
+DEFAULT_GPU = "h200"
+"""The H200 profile's service curves were measured (gpu_validate.microbench), and the committed GPU
+validation runs are from an H200, so the default report can set predictions beside measurements."""
+L2_MODEL = "setassoc"
+"""The profile's sectored set-associative L2, as `simdmodel validate` predicts with."""
+DEFAULT_SOURCES = 10
+"""Seed 000 §5.1 runs BFS from 10 pseudo-random sources."""
+
+
+@dataclass(eq=False)
+class Report:
+    """A finished report in memory: settings, graphs, tables by CSV name, figures per section."""
+
+    settings: dict
+    graphs: list[GraphData]
+    tables: dict[str, pd.DataFrame]
+    figures: dict[str, list[fig.ReportFigure]] = field(default_factory=dict)
+
+
+def check_specs(specs) -> None:
+    """Raise InputError for a spec that is neither an existing file nor a valid generator spec."""
+    for spec in specs:
+        path = Path(spec)
+        if path.exists():
+            if path.is_dir():
+                raise InputError(f"{spec}: is a directory, expected a graph file")
+            continue
+        if not is_generator_spec(spec):
+            raise InputError(f"{spec}: no such file (and not a generator spec)")
+        canonical_spec(spec)
+
+
+def saturation_mlp(profile) -> float | None:
+    """Requests in flight that keep DRAM at full bandwidth by Little's law (seed 003 §7.3): bandwidth x
+    the unloaded row-miss latency S(1) / sector size."""
+    curve = profile.curves.get("row_miss") or profile.curves.get("dram")
+    if curve is None:
+        return None
+    return float(profile.dram_bandwidth_gbs * curve(1.0) / profile.sector_bytes)
+
+
+def _me_mappings(lanes: pd.DataFrame, best_group: str, count: int = 3) -> list[str]:
+    """The mappings drawn per level: the best by overall ME, and the best group size."""
+    ranked = lanes.dropna(subset=["me"]).sort_values("me", ascending=False, kind="stable")["mapping"].tolist()
+    chosen = ranked[:2]
+    for mapping in [best_group, *ranked[2:]]:
+        if len(chosen) >= count:
+            break
+        if mapping not in chosen:
+            chosen.append(mapping)
+    return chosen
+
+
+def _rows(table: pd.DataFrame, **equal) -> pd.DataFrame:
+    mask = pd.Series(True, index=table.index)
+    for column, value in equal.items():
+        mask &= table[column] == value
+    return table[mask].reset_index(drop=True)
+
+
+def draw_figures(report: Report, profile, progress: bool = False) -> None:
+    """Draw every figure from the report's tables (so each plotted number is in tables/*.csv)."""
+    tables = report.tables
+    gpu = profile.name
+    drawn = {"suite": [fig.ReportFigure(
+        "00-suite-degrees", "Out-degree distribution", "Out-degree per graph: whiskers at the minimum and maximum, "
+        "box at the quartiles, line at the median, x at the mean (seed 000 Fig. 3).", "degrees",
+        fig.render(fig.degree_figure(tables["degrees"])))]}
+    graphs = tqdm(report.graphs, desc="figures", unit="graph", disable=not progress, leave=False)
+    for index, data in enumerate(graphs, start=1):
+        label, kernel = data.label, data.kernel
+        stem = f"{index:02d}-{graph_slug(label) or 'graph'}"
+        items = []
+
+        def add(kind, title, caption, table, figure, stem=stem, items=items):
+            items.append(fig.ReportFigure(f"{stem}-{kind}", title, caption, table, fig.render(figure)))
+
+        first = data.sources[0]
+        add("frontier", "Frontier sizes per level",
+            f"Vertices and edges in each BFS level's frontier from source {first} (seed 000 Fig. 2); "
+            f"all {len(data.sources)} sources are in the table.", "frontiers",
+            fig.frontier_figure(_rows(tables["frontiers"], graph=label, source=first), label, first))
+        lanes = _rows(tables["lanes"], graph=label)
+        add("lanes", "Lane use per mapping",
+            f"Share of lane slots that do useful edge work (ME) or are wasted inside a group (UA), between groups of "
+            f"a warp (UR) or idle, summed over all levels of {len(data.sources)} BFS runs (seed 000 Fig. 6).",
+            "lanes", fig.lanes_figure(lanes, label, data.best["mapping"]))
+        chosen = _me_mappings(lanes, data.best_group["mapping"])
+        per_level = _rows(tables["lanes_per_level"], graph=label)
+        per_level = per_level[per_level["mapping"].isin(chosen)]
+        per_level = per_level.sort_values(["mapping", "level"], key=lambda c: c.map(chosen.index)
+                                          if c.name == "mapping" else c, kind="stable")
+        add("me-levels", "ME per level", f"Mapping efficiency per level, over all sources, for {', '.join(chosen)}.",
+            "lanes_per_level", fig.me_levels_figure(per_level, label))
+        servers = _rows(tables["opm_servers"], graph=label, kernel=kernel)
+        phases = "expansion and compaction launches" if kernel != TOPO else "one launch per round"
+        add("jobs", "Jobs per round by server",
+            f"Warp-level memory instructions per round and operator-machine server, kernel {kernel} ({phases}; "
+            f"seed 003 Fig. 9), BFS from source {data.opm_source}.", "opm_servers",
+            fig.jobs_figure(servers, label, kernel))
+        add("visits", "Visits per job",
+            f"32-byte L2 sectors touched per warp instruction, by server and round (seed 003 Fig. 8), kernel "
+            f"{kernel}.", "opm_servers", fig.visits_figure(servers, label, kernel))
+        add("dram", "DRAM traffic and row-buffer misses by server",
+            f"Top: DRAM sectors per round that hit or miss the open row. Bottom: each server's share of the "
+            f"row-buffer misses (seed 003 Fig. 10), kernel {kernel}, {profile.name} geometry.", "opm_servers",
+            fig.dram_figure(servers, label, kernel))
+        launches = _rows(tables["opm_launches"], graph=label, kernel=kernel)
+        add("mlp", "Memory-level parallelism",
+            "Requests in flight per launch at L2 and DRAM, m = V x n with the load n = N_G / W_max (seed 003 "
+            "Fig. 11); dotted lines are compaction launches. The dashed line is the MLP that would keep DRAM at "
+            f"full bandwidth on {gpu} (bandwidth x unloaded row-miss latency / sector).", "opm_launches",
+            fig.mlp_figure(launches, label, kernel, launches["dram_saturation_mlp"].iloc[0]))
+        rounds = _rows(tables["opm_rounds"], graph=label)
+        add("time", "Predicted time per round",
+            f"Predicted time per round on {gpu} (sum of the round's launches) for kernel {kernel} and seed 003's "
+            f"topology-driven kernel; markers show the bottleneck server of the round's longest launch.",
+            "opm_rounds", fig.time_figure(rounds, label, gpu))
+        if data.measured is not None:
+            run = data.measured.run
+            measured_rounds = _rows(tables["measured_rounds"], graph=label)
+            errors = _rows(tables["measured_time_errors"], graph=label) if "measured_time_errors" in tables \
+                else pd.DataFrame()
+            add("measured-time", "Predicted vs measured time per round",
+                f"Measured on {run.device_name} ({run.folder.name}), median of repeats, against this report's "
+                f"prediction; grey band ±20% of the measurement (seed 003 Fig. 7).", "measured_rounds",
+                fig.measured_time_figure(measured_rounds, errors, label, run.device_name))
+            if "measured_me" in tables and len(_rows(tables["measured_me"], graph=label)):
+                add("measured-me", "Predicted vs measured ME",
+                    f"ME of every measured data-driven kernel: simdmodel's lane accounting against the lane counters "
+                    f"of the instrumented GPU build (useful lanes / lane slots), over the {data.measured.me['sources'].iloc[0]} "
+                    f"measured sources.", "measured_me",
+                    fig.measured_me_figure(_rows(tables["measured_me"], graph=label), label, run.device_name))
+        drawn[label] = items
+    report.figures = drawn
+
+
+def build_report(specs=None, gpu: str = DEFAULT_GPU, sources: int = DEFAULT_SOURCES, out="report",
+                 measured=(), progress: bool = False, command: str | None = None) -> Report:
+    """Build the report of `specs` (default: the built-in suite) into folder `out`, all or nothing.
+
+    Bad input (a spec, the profile, `sources` < 1, a measurement folder, an unusable `out`) raises
+    InputError before any graph is loaded. Returns the report as written.
+    """
+    suite: tuple[SuiteGraph, ...] = suite_for(specs)
+    check_specs([g.spec for g in suite])
+    if sources < 1:
+        raise InputError(f"--sources must be at least 1, got {sources}")
+    profile = om.load_profile(gpu, kind="gpu")
+    explicit = [read_run(folder) for folder in measured]
+    target = ReportTarget(out)
+    try:
+        runs: list[MeasuredRun] = [*explicit, *committed_runs()]
+        graphs = []
+        steps = tqdm(suite, desc="graphs", unit="graph", disable=not progress)
+        for graph in steps:
+            steps.set_postfix_str(graph.label)
+            graphs.append(collect_graph(graph, profile, sources, SEED, L2_MODEL, runs, progress))
+        used = {id(d.measured.run) for d in graphs if d.measured is not None}
+        for run in explicit:
+            if id(run) not in used:
+                raise InputError(f"{run.folder}: measured graph {run.graph} is not in this report")
+        settings = {
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "version": sm.__version__, "command": command or "simdmodel report", "gpu": profile.name,
+            "gpu_description": profile.description, "curves_measured": bool(profile.measured),
+            "provenance": dict(profile.provenance), "l2_model": L2_MODEL, "sources": sources, "seed": SEED,
+            "saturation_mlp": saturation_mlp(profile), "default_suite": not specs,
+        }
+        report = Report(settings, graphs, report_tables(graphs, settings["saturation_mlp"]))
+        draw_figures(report, profile, progress)
+        target.write(report)
+    except BaseException:
+        target.discard()
+        raise
+    return report

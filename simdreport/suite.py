@@ -1,0 +1,57 @@
+"""The built-in report suite: generated graphs standing in for seed 000's Table 1 classes.
+
+Seed 000 §3.1 profiles fifteen graphs of 0.4-5 M vertices: sparse meshes and a road map with
+long diameters, small-world RMAT graphs at two densities, uniform random graphs at three densities
+and the Graph500 Kronecker graph kron20. The generated stand-ins below keep each class's mean
+degree and shape but are scaled down (except kron20) so the whole default report runs in a few
+minutes on two CPU cores. kron20 keeps its full size because it is also in the committed GPU
+validation run (`gpu_validate/results/`), so the default report shows prediction beside
+measurement for it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SuiteGraph:
+    """One graph of a report: its spec, a short label for axes, and the Table 1 class it stands for
+    (empty for a graph given on the command line)."""
+
+    spec: str
+    label: str
+    stands_for: str
+
+
+DEFAULT_SUITE: tuple[SuiteGraph, ...] = (
+    SuiteGraph("mesh6:side=500", "mesh", "mesh: 6-point 2D mesh, mean degree 6"),
+    SuiteGraph("grid2d:side=500", "grid", "ecology: 2D 5-point grid, mean degree 4"),
+    SuiteGraph("delaunay:n=250000", "delaunay", "FLA-road: planar and road-like, long diameter"),
+    SuiteGraph("rmat:scale=18,ef=6", "rmat d12", "rmat1: small-world RMAT, mean degree 12"),
+    SuiteGraph("rmat:scale=16,ef=25", "rmat d50", "rmat2: small-world RMAT, mean degree 50"),
+    SuiteGraph("random:n=131072,m=786432", "random d12", "random3: uniform random, mean degree 12"),
+    SuiteGraph("random:n=131072,m=3276800", "random d50", "random2: uniform random, mean degree 50"),
+    SuiteGraph("random:n=131072,m=4194304", "random d64", "random1: uniform random, mean degree 64"),
+    SuiteGraph("kron:scale=20,ef=16", "kron20", "kron20: Graph500 Kronecker, highly skewed"),
+)
+
+
+def suite_for(specs) -> tuple[SuiteGraph, ...]:
+    """The graphs of a report: DEFAULT_SUITE without specs, else one entry per spec (labels made unique)."""
+    if not specs:
+        return DEFAULT_SUITE
+    known = {graph.spec: graph for graph in DEFAULT_SUITE}
+    graphs, seen = [], {}
+    for spec in specs:
+        base = known[spec].label if spec in known else _short(spec)
+        seen[base] = seen.get(base, 0) + 1
+        label = base if seen[base] == 1 else f"{base} ({seen[base]})"
+        stands_for = known[spec].stands_for if spec in known else ""
+        graphs.append(SuiteGraph(spec, label, stands_for))
+    return tuple(graphs)
+
+
+def _short(spec: str) -> str:
+    """An axis label for a user spec: a file's name, or the generator spec itself."""
+    text = str(spec).rstrip("/").rsplit("/", 1)[-1]
+    return text if len(text) <= 28 else text[:27] + "…"

@@ -1,0 +1,63 @@
+"""The report's prose, shared by index.html and report.md: settings, a reading guide, per-graph facts."""
+from __future__ import annotations
+
+from .collect import GraphData
+
+
+def settings_lines(settings: dict) -> list[str]:
+    """What was run and how: date, command, GPU profile and its provenance, L2 model, sources."""
+    provenance = settings.get("provenance") or {}
+    if settings["curves_measured"]:
+        curves = (f"service curves measured on {provenance.get('device', 'the device')}"
+                  + (f" ({provenance['date']})" if provenance.get("date") else ""))
+    else:
+        curves = "service curves derived from published latency and bandwidth figures, not measured"
+    suite = ("the built-in suite (generated stand-ins for seed 000's Table 1 classes)" if settings["default_suite"]
+             else "the graphs given on the command line")
+    lines = [
+        f"{settings['date']}, simdmodel {settings['version']}: {settings['command']}",
+        f"Graphs: {suite}.",
+        (f"GPU profile {settings['gpu']} ({settings['gpu_description']}); {curves}; L2 model: "
+        f"{'sectored set-associative' if settings['l2_model'] == 'setassoc' else 'fully associative LRU'}."),
+        (f"Lane accounting: BFS from {settings['sources']} seeded random sources per graph (seed {settings['seed']}), "
+        "frontiers in ascending vertex order (a bitmask-then-compact kernel), CTA size 256 for scan."),
+        ("Operator-machine prediction: one BFS per graph (its first source, or the first measured source where GPU "
+        "measurements exist) for the mapping with the highest ME and for the topology-driven kernel; load estimated "
+        "as n = N_G / W_max; the L2 kept from launch to launch (warm), as a BFS's back-to-back launches find it."),
+    ]
+    return lines
+
+
+def reading_guide() -> list[str]:
+    """Short definitions a reader needs (seed 000 §4, seed 003 §3 and §6)."""
+    return [
+        ("Lane slots = 32 x warp iterations. ME (mapping efficiency) = useful lanes / lane slots; UA = lanes wasted "
+        "inside a group (a vertex's last partial iteration), UR = lanes of groups that wait for the warp's "
+        "heaviest group, idle = lanes no group owns. ME + UA + UR + idle = 1."),
+        ("sm-S gives each frontier vertex S lanes (seed 000); ws strides a warp over its 32 vertices' joined edge "
+        "lists (warp segmentation); scan strides a 256-thread CTA over its vertices' joined edge lists."),
+        "Depth = mean number of BFS levels (level 0 included) over the sources.",
+        ("A job is one warp-level memory instruction of an operator-machine server. Bottleneck: the memory server "
+        "with the largest V x S(m): L2H = L2 hits, RBH = DRAM row-buffer hits, RBM = DRAM row-buffer misses. "
+        "Predicted time = N_G x max V x S(m) + launch overhead (seed 003 Eq. 4)."),
+        ("A round of a data-driven kernel is two launches: the expansion by the mapping and the compaction of the "
+        "level array into the next sorted frontier."),
+    ]
+
+
+def graph_facts(data: GraphData) -> str:
+    """One paragraph of the numbers that matter for a graph."""
+    info = data.info
+    name, share = data.bottleneck()
+    summary = data.opm_summary[data.kernel]
+    topo = data.opm_summary["topo"]
+    stands_for = f"Stands for {data.graph.stands_for}. " if data.graph.stands_for else ""
+    facts = (f"{stands_for}n = {data.n:,} vertices, m = {data.m:,} directed edges, "
+             f"mean degree {data.m / data.n:.1f} (min {info['degree_min']}, median {info['degree_median']:g}, "
+             f"max {info['degree_max']:,}), mean depth {info['avg_depth']:.1f} levels over {len(data.sources)} "
+             f"sources. Highest ME: {data.best['mapping']} ({data.best['me']:.3f}); best group size: "
+             f"{data.best_group['mapping']} ({data.best_group['me']:.3f}). Predicted BFS from source "
+             f"{data.opm_source}: {summary['predicted_ns'] / 1e6:.3g} ms with {data.kernel}, "
+             f"{topo['predicted_ns'] / 1e6:.3g} ms with topo; bottleneck {name} for {share:.0%} of "
+             f"{data.kernel}'s time.")
+    return facts

@@ -1,0 +1,90 @@
+"""The report as a person sees it: index.html in headless Chromium (Debian's `chromium`, driven by
+Playwright without a browser download of its own) loads with no console errors and shows every
+figure at a non-zero size. The full-page screenshot is kept in test-artifacts/report.png (ignored
+by git) for a person to look at."""
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from synthetic_measured import write_measured_folder
+
+from simdmodel.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def chromium_path() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def _skip_or_fail(reason: str):
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; .ci/run installs it, so CI must have it")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser_context(tmp_path_factory):
+    executable = chromium_path()
+    if executable is None:
+        _skip_or_fail("needs Debian's chromium (apt-get install -y chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _skip_or_fail("needs the playwright package (pip install '.[test]')")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=executable, headless=True, args=CHROMIUM_FLAGS,
+            viewport={"width": 1400, "height": 1000})
+        yield context
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory):
+    base = tmp_path_factory.mktemp("browser")
+    measured = base / "measured"
+    write_measured_folder(measured, "rmat:scale=8,ef=4")
+    out = base / "report"
+    code = main(["report", "rmat:scale=8,ef=4", "mesh6:side=16", "--sources", "3", "--measured", str(measured),
+                 "--out", str(out), "--quiet"])
+    assert code == 0
+    return out
+
+
+def test_page_loads_cleanly_and_every_figure_renders(browser_context, report_dir):
+    page = browser_context.new_page()
+    problems = []
+    page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
+            if message.type in ("error", "warning") else None)
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("requestfailed", lambda request: problems.append(f"request failed: {request.url}"))
+    response = page.goto((report_dir / "index.html").as_uri(), wait_until="load")
+    assert response is None or response.ok
+    figures = page.evaluate("""() => [...document.querySelectorAll('figure img, figure svg')].map(e => {
+        const box = e.getBoundingClientRect();
+        return {key: e.closest('figure').id, tag: e.tagName, complete: e.complete === undefined ? true : e.complete,
+                natural: e.naturalWidth === undefined ? box.width : e.naturalWidth, width: box.width,
+                height: box.height};
+    })""")
+    expected = sorted(p.stem for p in (report_dir / "figures").iterdir())
+    assert sorted(f["key"] for f in figures) == expected
+    for figure in figures:
+        assert figure["complete"] and figure["natural"] > 0, figure
+        assert figure["width"] > 100 and figure["height"] > 50, figure
+    assert page.title().startswith("simdmodel report")
+    assert page.locator("table").first.is_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
+    assert (ARTIFACTS / "report.png").stat().st_size > 10_000
+    assert problems == []
+    page.close()

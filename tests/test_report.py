@@ -1,0 +1,318 @@
+"""`simdmodel report`: the numbers it gathers, the files it writes, and bad input -> one line, exit 2, no files."""
+import base64
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from synthetic_measured import write_measured_folder
+
+import opmachine as om
+import simdmodel as sm
+from simdmodel.cli import main
+from simdreport import DEFAULT_SUITE, SuiteGraph, collect_graph, committed_runs, suite_for
+from simdreport.measured import pick_run
+from simdreport.report import DEFAULT_GPU
+
+TINY = "rmat:scale=8,ef=4"
+GRID = "grid2d:side=12"
+H200 = om.load_profile("h200")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def leftovers(folder: Path) -> list[str]:
+    """Staging folders a report run may leave beside its output (none after success or failure)."""
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+@pytest.fixture(scope="module")
+def star(tmp_path_factory):
+    """A star: vertex 0 joined both ways to 1..5 (n = 6, m = 10 directed edges)."""
+    path = tmp_path_factory.mktemp("graphs") / "star.el"
+    path.write_text("".join(f"0 {v}\n{v} 0\n" for v in range(1, 6)))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def star_data(star):
+    return collect_graph(SuiteGraph(star, "star", "a hand-checked star"), H200, sources=6)
+
+
+def test_star_lane_totals_match_a_hand_count(star_data):
+    # Six sources = every vertex. From the centre: levels {0} (degree 5), {1..5} (degree 1 each). From a leaf:
+    # {leaf} (1), {0} (5), the other four leaves (1 each). Every BFS sees each vertex once: 60 useful lanes.
+    lanes = star_data.lanes.set_index("mapping")
+    # sm-32: a warp per vertex, T = 1: 32 slots per vertex, 6 vertices x 6 BFS.
+    assert lanes.loc["sm-32", "total_lanes"] == 32 * 36 and lanes.loc["sm-32", "ua_lanes"] == 32 * 36 - 60
+    # sm-1: degree 5 alone in a warp costs 5 x 32 slots, any other level 32: centre 160 + 32, leaf 32 + 160 + 32.
+    assert lanes.loc["sm-1", "total_lanes"] == (160 + 32) + 5 * (32 + 160 + 32)
+    assert lanes.loc["sm-1", "ur_lanes"] == lanes.loc["sm-1", "total_lanes"] - 60 and lanes.loc["sm-1", "ua_lanes"] == 0
+    # ws: one warp per level with at most 5 edges, T = 1: centre 2 levels, leaf 3 levels.
+    assert lanes.loc["ws", "total_lanes"] == 32 * (2 + 5 * 3) and lanes.loc["ws", "me"] == pytest.approx(60 / 544)
+    assert (lanes["useful_lanes"] == 60).all()
+    assert star_data.best["mapping"] == "ws" and star_data.best_group["mapping"] == "sm-8"
+    # Depth: 2 levels from the centre, 3 from each leaf.
+    assert star_data.info["avg_depth"] == pytest.approx((2 + 5 * 3) / 6)
+    frontier = star_data.frontiers.groupby("level")["vertices"].sum().tolist()
+    assert frontier == [6, 5 + 5, 4 * 5]
+
+
+@pytest.fixture(scope="module")
+def tiny_data():
+    return collect_graph(SuiteGraph(TINY, "tiny", "test"), H200, sources=3)
+
+
+def test_collected_tables_equal_the_public_apis(tiny_data):
+    graph = sm.load_graph(TINY)
+    sources = sm.pick_sources(graph, 3, 1)
+    assert tiny_data.sources == tuple(int(s) for s in sources)
+    analysis = sm.analyze(graph, sources)
+    lanes = tiny_data.lanes.drop(columns="mapping")
+    pd.testing.assert_frame_equal(lanes.reset_index(drop=True), analysis.summary().reset_index(drop=True))
+    assert tiny_data.best["mapping"] == analysis.best()["mapping"].iloc[0]
+    assert tiny_data.kernels == (tiny_data.best["mapping"], "topo")
+    for kernel in tiny_data.kernels:
+        expected = om.predict_bfs(graph, int(sources[0]), om.parse_kernel(kernel), H200, l2_model="setassoc",
+                                  warm_l2=True)
+        mine = tiny_data.launches[tiny_data.launches["kernel"] == kernel].drop(columns="source")
+        pd.testing.assert_frame_equal(mine.reset_index(drop=True), expected.per_level.reset_index(drop=True))
+        assert tiny_data.opm_summary[kernel]["predicted_ns"] == expected.predicted_ns
+
+
+def test_round_and_server_tables_add_up(tiny_data):
+    launches, rounds, servers = tiny_data.launches, tiny_data.rounds, tiny_data.server_rounds
+    by_round = launches.groupby(["kernel", "level"])
+    assert np.allclose(rounds.set_index(["kernel", "level"])["predicted_ns"], by_round["predicted_ns"].sum())
+    longest = launches.loc[by_round["predicted_ns"].idxmax()].set_index(["kernel", "level"])["bottleneck"]
+    assert (rounds.set_index(["kernel", "level"])["bottleneck"] == longest).all()
+    # Jobs and sectors by server add up to the launches' totals in every round.
+    summed = servers.groupby(["kernel", "level"])[["jobs", "l2_sectors", "dram_sectors"]].sum()
+    totals = by_round[["jobs_total", "l2_sectors", "dram_sectors"]].sum()
+    assert (summed.to_numpy() == totals.to_numpy()).all()
+    assert set(servers["server"]) == set(om.SERVERS)
+    shares = servers.groupby(["kernel", "level"])["row_miss_share"].sum()
+    has_misses = servers.groupby(["kernel", "level"])["row_misses"].sum() > 0
+    assert np.allclose(shares[has_misses], 1.0)
+    visits = servers.dropna(subset=["sectors_per_job"])
+    assert np.allclose(visits["sectors_per_job"], visits["l2_sectors"] / visits["jobs"])
+
+
+def test_lane_identity_and_rates(tiny_data):
+    for table in (tiny_data.lanes, tiny_data.lanes_per_level):
+        lanes = table["useful_lanes"] + table["ua_lanes"] + table["ur_lanes"] + table["idle_lanes"]
+        assert (lanes == table["total_lanes"]).all()
+        rated = table.dropna(subset=["me"])
+        assert ((rated["me"] >= 0) & (rated["me"] <= 1)).all()
+        assert np.allclose(rated["me"] + rated["ua"] + rated["ur"] + rated["idle"], 1.0)
+
+
+def test_default_suite_stands_for_seed_000_classes():
+    specs = [g.spec for g in DEFAULT_SUITE]
+    assert len(set(specs)) == len(specs) == 9
+    kinds = [s.split(":")[0] for s in specs]
+    assert kinds.count("random") == 3 and kinds.count("rmat") == 2 and "kron" in kinds and "delaunay" in kinds
+    assert suite_for(None) == DEFAULT_SUITE
+    given_specs = suite_for([TINY, TINY, DEFAULT_SUITE[0].spec])
+    assert [g.label for g in given_specs] == [TINY, f"{TINY} (2)", DEFAULT_SUITE[0].label]
+    assert DEFAULT_GPU in om.available_profiles() and om.load_profile(DEFAULT_GPU).measured
+
+
+@pytest.fixture(scope="module")
+def measured_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("measured") / "tiny"
+    info = write_measured_folder(folder, TINY, time_factor=1.5, slot_factor=2)
+    return folder, info
+
+
+@pytest.fixture(scope="module")
+def report_dir(tmp_path_factory, measured_dir):
+    out = tmp_path_factory.mktemp("report") / "out"
+    code = main(["report", TINY, GRID, "--sources", "3", "--measured", str(measured_dir[0]), "--out", str(out),
+                 "--quiet"])
+    assert code == 0
+    return out
+
+
+def test_report_folder_holds_page_markdown_figures_and_tables(report_dir):
+    assert sorted(p.name for p in report_dir.iterdir()) == ["figures", "index.html", "report.md", "tables"]
+    assert leftovers(report_dir.parent) == []
+    figures = sorted(p.name for p in (report_dir / "figures").iterdir())
+    # Suite boxplot + 8 per graph + 2 measured figures for the graph with measurements.
+    assert len(figures) == 1 + 2 * 8 + 2
+    page = (report_dir / "index.html").read_text()
+    images = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) == len(figures)
+    assert all(base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n" for data in images)
+    assert "src=\"http" not in page and "<script" not in page
+    markdown = (report_dir / "report.md").read_text()
+    linked = re.findall(r"!\[[^\]]*\]\(figures/([^)]+)\)", markdown)
+    assert sorted(linked) == figures
+    summary = pd.read_csv(report_dir / "tables" / "summary.csv")
+    assert summary["graph"].tolist() == [TINY, GRID]
+    grid = summary.set_index("graph").loc[GRID]
+    assert grid["n"] == 144 and grid["m"] == 2 * 2 * 11 * 12 and grid["mean_degree"] == pytest.approx(528 / 144)
+    for column in ("best_mapping", "best_me", "depth", "bottleneck", "predicted_bfs_ms"):
+        assert summary[column].notna().all()
+    for name in ("| graph |", "## " + TINY, "Prediction beside measurement"):
+        assert name in markdown
+
+
+def test_every_figure_names_a_csv_with_its_rows(report_dir):
+    markdown = (report_dir / "report.md").read_text()
+    captions = re.findall(r"!\[[^\]]*\]\(figures/([^)]+)\.png\)\n\n\*[^*]+\*.*?Numbers: `tables/([a-z_]+)\.csv`",
+                          markdown)
+    assert len(captions) == len(list((report_dir / "figures").iterdir()))
+    labels = {"01": TINY, "02": GRID}
+    for key, table in captions:
+        frame = pd.read_csv(report_dir / "tables" / f"{table}.csv")
+        assert len(frame) > 0
+        if key[:2] in labels:
+            assert (frame["graph"] == labels[key[:2]]).any(), (key, table)
+
+
+def test_measured_comparison_has_the_planted_errors(report_dir, measured_dir):
+    tables = report_dir / "tables"
+    rounds = pd.read_csv(tables / "measured_rounds.csv")
+    assert set(rounds["graph"]) == {TINY} and set(rounds["kernel"]) <= {"scan", "ws", "sm-4", "topo"}
+    assert "topo" in set(rounds["kernel"])
+    # Measured time = predicted x 1.5 in every launch: error 1/1.5 - 1 in every round.
+    assert np.allclose(rounds["error"], 1 / 1.5 - 1)
+    assert np.allclose(rounds["band_low_ns"], 0.8 * rounds["measured_ns"])
+    assert rounds["source"].nunique() == 1 and rounds["source"].iloc[0] == measured_dir[1]["sources"][0]
+    measured = pd.read_csv(measured_dir[0] / "measured.csv")
+    mine = measured[(measured["source"] == measured_dir[1]["sources"][0]) & measured["kernel"].isin(rounds["kernel"])]
+    assert np.allclose(rounds.sort_values(["kernel", "level"])["measured_ns"],
+                       mine.groupby(["kernel", "level"])["time_ns"].sum())
+    errors = pd.read_csv(tables / "measured_time_errors.csv")
+    assert np.allclose(errors["mape"], 1 - 1 / 1.5) and np.allclose(errors["pearson_r"], 1.0)
+    # Lane slots doubled: measured ME is half the model's, which is simdmodel's over the measured sources.
+    me = pd.read_csv(tables / "measured_me.csv").set_index("kernel")
+    assert list(me.index) == ["sm-4", "ws", "scan"]
+    assert np.allclose(me["me_measured"], me["me_model"] / 2)
+    graph = sm.load_graph(TINY)
+    model = sm.analyze(graph, measured_dir[1]["sources"]).summary()
+    ws = model[model["strategy"] == "ws"].iloc[0]
+    assert me.loc["ws", "useful_lanes_model"] == ws["useful_lanes"] and me.loc["ws", "me_model"] == ws["me"]
+
+
+def test_committed_runs_are_found_by_graph_and_profile(tmp_path, measured_dir):
+    root = tmp_path / "results"
+    write_measured_folder(root / "test-gpu" / "rmat_scale8_ef4", TINY, kernels=("scan",), sources=1)
+    (root / "test-gpu" / "pooled").mkdir()
+    (root / "test-gpu" / "pooled" / "device.json").write_text("{}")
+    runs = committed_runs([root])
+    assert len(runs) == 1 and not runs[0].explicit
+    graph = sm.load_graph(TINY)
+    run_found, note = pick_run(runs, graph.name, graph.n, graph.m, "h200")
+    assert run_found is runs[0] and note is None
+    # The spec as typed and in canonical form name the same graph; another size does not.
+    assert runs[0].matches("rmat:scale=8,ef=4,seed=1", graph.n, graph.m)
+    assert not runs[0].matches(TINY, graph.n + 1, graph.m)
+    assert pick_run(runs, "rmat:scale=9,ef=4", graph.n, graph.m, "h200") == (None, None)
+    other, note = pick_run(runs, graph.name, graph.n, graph.m, "h100")
+    assert other is None and "--gpu h200" in note
+
+
+def test_committed_run_under_the_working_directory_is_used(tmp_path, monkeypatch, capsys):
+    write_measured_folder(tmp_path / "gpu_validate" / "results" / "test-gpu" / "x", TINY, kernels=("topo",),
+                          sources=1, time_factor=2.0)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "report", TINY, "--sources", "2", "--out", "rep", "--quiet")
+    assert code == 0 and err == ""
+    rounds = pd.read_csv(tmp_path / "rep" / "tables" / "measured_rounds.csv")
+    assert set(rounds["kernel"]) == {"topo"} and np.allclose(rounds["error"], -0.5)
+    code, _, _ = run(capsys, "report", TINY, "--sources", "2", "--gpu", "h100", "--out", "rep", "--quiet")
+    assert code == 0 and not (tmp_path / "rep" / "tables" / "measured_rounds.csv").exists()
+    assert "use --gpu h200 to compare" in (tmp_path / "rep" / "report.md").read_text()
+
+
+def one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("simdmodel: error: "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["nosuch:scale=3"], "no such file"),
+    (["rmat:scale=3,bogus=1"], "unknown key 'bogus'"),
+    ([TINY, "--gpu", "nosuchgpu"], "nosuchgpu"),
+    ([TINY, "--gpu", "westmere"], "cpu profile"),
+    ([TINY, "--sources", "0"], "--sources must be at least 1"),
+    ([TINY, "--measured", "/nonexistent/measurements"], "no such directory"),
+])
+def test_bad_input_is_one_line_exit_2_and_no_folder(tmp_path, capsys, argv, message):
+    out = tmp_path / "rep"
+    code, stdout, err = run(capsys, "report", *argv, "--out", str(out))
+    assert code == 2 and stdout == ""
+    assert message in one_error_line(err)
+    assert not out.exists() and leftovers(tmp_path) == []
+
+
+def test_unwritable_out_is_refused_before_any_work(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    for out, message in ((tmp_path / "missing" / "rep", "does not exist"), (afile, "not a directory"),
+                         (afile / "rep", "does not exist"), (busy, "not a report (notes.txt)")):
+        code, _, err = run(capsys, "report", TINY, "--out", str(out))
+        assert code == 2 and message in one_error_line(err)
+    assert (busy / "notes.txt").read_text() == "mine" and afile.read_text() == "x"
+    assert leftovers(tmp_path) == []
+
+
+def test_measurements_of_another_graph_are_refused(tmp_path, capsys, measured_dir):
+    code, _, err = run(capsys, "report", GRID, "--sources", "2", "--measured", str(measured_dir[0]),
+                       "--out", str(tmp_path / "rep"))
+    assert code == 2 and "is not in this report" in one_error_line(err)
+    assert not (tmp_path / "rep").exists() and leftovers(tmp_path) == []
+
+
+def test_failure_midway_leaves_the_previous_report_untouched(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert run(capsys, "report", GRID, "--sources", "2", "--out", str(out), "--quiet")[0] == 0
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    broken = tmp_path / "broken.mtx"
+    broken.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n9 1\n")
+    code, _, err = run(capsys, "report", GRID, str(broken), "--sources", "2", "--out", str(out))
+    assert code == 2 and "broken.mtx" in one_error_line(err)
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before and leftovers(tmp_path) == []
+    # A second run over a finished report replaces it.
+    assert run(capsys, "report", TINY, "--sources", "2", "--out", str(out), "--quiet")[0] == 0
+    assert pd.read_csv(out / "tables" / "summary.csv")["graph"].tolist() == [TINY]
+
+
+@settings(max_examples=25, deadline=None)
+@given(sources=st.integers(max_value=0), junk=st.text(alphabet="abcxyz_-.", min_size=1, max_size=12))
+def test_any_bad_count_or_unknown_spec_is_refused(tmp_path_factory, sources, junk):
+    base = tmp_path_factory.mktemp("bad")
+    for argv in (["report", TINY, "--sources", str(sources)], ["report", f"g{junk}.nosuchfile"]):
+        assert main([*argv, "--out", str(base / "rep"), "--quiet"]) == 2
+        assert list(base.iterdir()) == []
+
+
+def test_progress_bars_only_when_asked(tmp_path, capsys):
+    from simdreport import build_report
+
+    build_report([GRID], sources=2, out=tmp_path / "a", progress=True)
+    assert "graphs" in capsys.readouterr().err
+    build_report([GRID], sources=2, out=tmp_path / "b", progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_importing_the_report_does_not_import_cupy():
+    import subprocess
+    import sys
+
+    code = "import sys, simdreport, simdreport.report; sys.exit('cupy' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False, cwd=Path(__file__).resolve().parents[1]).returncode == 0
