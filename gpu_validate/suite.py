@@ -27,6 +27,7 @@ SUITE = (
 )
 SOURCES = 3
 SEED = 1
+GRAPH_KEYS = ("graph", "graph_n", "graph_m", "sources")  # device.json keys that belong to one graph
 
 
 def graph_slug(spec: str) -> str:
@@ -97,7 +98,8 @@ def compare_all(directory: Path, specs, l2_model: str, quiet: bool, reuse: bool 
             "l2_model": l2_model}
     out, summary = compare_tables(tables, profile, meta)
     small = {name: out[name] for name in ("time_errors", "whole_bfs", "best_mapping", "phase_errors")}
-    write_tables(directory / "pooled", {**small, "throughput": tables["throughput"]}, summary, device)
+    shared = {k: v for k, v in device.items() if k not in GRAPH_KEYS}  # the device, not the last graph
+    write_tables(directory / "pooled", {**small, "throughput": tables["throughput"]}, summary, shared)
     (directory / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False) + "\n")
     return summary
 
