@@ -72,7 +72,8 @@ def main(specs: list[str]) -> None:
     bfs_total = sum(baseline.values())
     figures = sum(len(items) for items in report.figures.values())
     print(f"\nwhole report: {whole_s:.1f} s for {len(suite)} graphs and {figures} figures "
-          f"({whole_s / bfs_total:.0f}x the plain BFS of all graphs from {DEFAULT_SOURCES} sources, {bfs_total:.2f} s); "
+          f"({whole_s / bfs_total:.0f}x the plain BFS of all graphs from {DEFAULT_SOURCES} sources, "
+          f"{bfs_total:.2f} s); "
           f"gathering the numbers {collect_total:.1f} s, figures and files about {whole_s - collect_total:.1f} s.")
     print("goal: the default report in under 180 s on two cores; ratios are against the plain BFS in this run.")
 

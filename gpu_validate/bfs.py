@@ -114,10 +114,10 @@ class GpuBfs:
         slot = self.epoch % TICKET_SLOTS
         if slot == 0:  # every slot used once: clear them all (a launch's counter must start at 0)
             self.tickets.fill(0)
-        per_warp = self.chunks_per_warp
         self.compact((self.full_wave,), (DEFAULT_BLOCK,),
                      (self.num_nodes, np.int32(self.n), self.level, np.int32(level + 1), self.queue, self.status,
-                      np.uint32(self.epoch), self.tickets[slot:slot + 1], np.int32(per_warp), self.counters),
+                      np.uint32(self.epoch), self.tickets[slot:slot + 1], np.int32(self.chunks_per_warp),
+                      self.counters),
                      shared_mem=self.compact_shared_bytes())
         return self.full_wave
 

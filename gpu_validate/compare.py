@@ -5,7 +5,8 @@ level, phase): `measured` (the GPU run), `predicted` (opmachine rows plus graph 
 is "simulation" (every launch from a cold L2, what Nsight Compute measures), "warm" (the L2 kept
 from launch to launch, what a BFS timed back to back finds) or "counters"; launches may be
 missing, e.g. levels not predicted on sampled graphs), `lanes_model` (simdmodel lane accounting
-of the expansion launches, phases topo and expand) and, optionally, `ncu` (Nsight Compute, sampled launches only; None or empty is allowed).
+of the expansion launches, phases topo and expand) and, optionally, `ncu` (Nsight Compute,
+sampled launches only; None or empty is allowed).
 Every function here is pure pandas/numpy, so the comparison is tested without a GPU.
 
 Definitions (the reference for the results README)

@@ -28,6 +28,7 @@ import pandas as pd
 
 from opmachine.counters import predict_counters
 from opmachine.predict import predict_bfs
+from simdmodel.atomic import replace_directory
 from simdmodel.errors import InputError
 
 from . import compare
@@ -232,15 +233,10 @@ def write_tables(directory, tables: dict, summary: dict | None, device: dict | N
         if device:
             (temp / "device.json").write_text(json.dumps(device, indent=2) + "\n")
         if target.exists():
-            keep = [p for p in target.iterdir() if p.name == "README.md"]
-            for p in keep:
-                shutil.copy2(p, temp / p.name)
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-            os.replace(target, old / target.name)
-            os.replace(temp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(temp, target)
+            for p in target.iterdir():
+                if p.name == "README.md":
+                    shutil.copy2(p, temp / p.name)
+        replace_directory(temp, target)
         os.chmod(target, 0o755)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)

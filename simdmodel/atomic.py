@@ -1,8 +1,9 @@
-"""Write files all-or-nothing: a temporary file beside the target, renamed over it on success."""
+"""Write files and folders all-or-nothing: a temporary one beside the target, renamed over it on success."""
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -42,6 +43,19 @@ def atomic_path(target):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp_name)
         raise
+
+
+def replace_directory(staging, target) -> None:
+    """Put the complete folder `staging` in place of `target` (a sibling of it): an existing
+    `target` is first moved aside, then removed, so `target` is always the old or the new folder."""
+    staging, target = Path(staging), Path(target)
+    if target.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.absolute().parent))
+        os.replace(target, old / target.name)
+        os.replace(staging, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(staging, target)
 
 
 def write_text(target, text: str) -> None:

@@ -158,7 +158,8 @@ def draw_figures(report: Report, profile, progress: bool = False) -> None:
             if "measured_me" in tables and len(_rows(tables["measured_me"], graph=label)):
                 add("measured-me", "Predicted vs measured ME",
                     f"ME of every measured data-driven kernel: simdmodel's lane accounting against the lane counters "
-                    f"of the instrumented GPU build (useful lanes / lane slots), over the {data.measured.me['sources'].iloc[0]} "
+                    "of the instrumented GPU build (useful lanes / lane slots), over the "
+                    f"{data.measured.me['sources'].iloc[0]} "
                     f"measured sources.", "measured_me",
                     fig.measured_me_figure(_rows(tables["measured_me"], graph=label), label, run.device_name))
         drawn[label] = items

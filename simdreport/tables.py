@@ -99,7 +99,8 @@ def summary_display(summary: pd.DataFrame) -> pd.DataFrame:
         "best mapping (ME)": [f"{b} ({_fmt(me, '.3f')})" for b, me in zip(summary["best_mapping"], summary["best_me"])],
         "best group size (ME)": [f"{b} ({_fmt(me, '.3f')})"
                                  for b, me in zip(summary["best_group_mapping"], summary["best_group_me"])],
-        "predicted BFS, ms": [f"{_fmt(t, '.3g')} ({k})" for t, k in zip(summary["predicted_bfs_ms"], summary["kernel"])],
+        "predicted BFS, ms": [f"{_fmt(t, '.3g')} ({k})"
+                              for t, k in zip(summary["predicted_bfs_ms"], summary["kernel"])],
         "topo BFS, ms": [_fmt(t, ".3g") for t in summary["topo_predicted_bfs_ms"]],
         "bottleneck": [f"{b} ({_fmt(s, '.0%')} of time)" for b, s in zip(summary["bottleneck"],
                                                                          summary["bottleneck_time_share"])],

@@ -11,6 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from simdmodel.atomic import replace_directory
 from simdmodel.errors import InputError
 
 from .htmlpage import render_html
@@ -58,14 +59,7 @@ class ReportTarget:
         self._swap()
 
     def _swap(self) -> None:
-        target, staging = self.target, self.staging
-        if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.absolute().parent))
-            os.replace(target, old / target.name)
-            os.replace(staging, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(staging, target)
+        replace_directory(self.staging, self.target)
         self.staging = None
 
     def discard(self) -> None:

@@ -33,7 +33,8 @@ def smallest_result_folders(count: int) -> list[str]:
 # Small sizes for CI, and a last cell that reports the results each notebook must have produced.
 SMALL = {
     "01_simd_efficiency": "SCALE = 10\nSOURCES = 2",
-    "02_operator_machine": 'GRAPH = "rmat:scale=10,ef=8,seed=1"\nKERNELS = ("topo", "scan")\nWHAT_IF_FACTORS = (0.5, 2.0)',
+    "02_operator_machine": ('GRAPH = "rmat:scale=10,ef=8,seed=1"\nKERNELS = ("topo", "scan")\n'
+                            "WHAT_IF_FACTORS = (0.5, 2.0)"),
     "03_model_vs_hardware": None,  # filled in by small_parameters(): the smallest committed result folders
 }
 REPORT = {

@@ -315,4 +315,5 @@ def test_importing_the_report_does_not_import_cupy():
     import sys
 
     code = "import sys, simdreport, simdreport.report; sys.exit('cupy' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", code], check=False, cwd=Path(__file__).resolve().parents[1]).returncode == 0
+    root = Path(__file__).resolve().parents[1]
+    assert subprocess.run([sys.executable, "-c", code], check=False, cwd=root).returncode == 0

@@ -28,6 +28,12 @@ def _ceil(a, b):
     return -(-a // b)
 
 
+def _passing_chunks(next_front: np.ndarray):
+    """The chunks holding nodes of `next_front` (ascending), their passing counts and first ranks."""
+    chunks, passing = np.unique(np.asarray(next_front, dtype=np.int64) // 32, return_counts=True)
+    return chunks, passing, np.concatenate(([0], np.cumsum(passing)[:-1])).astype(np.int64)
+
+
 def compact_chunks_per_warp(n: int, warps: int) -> int:
     """Consecutive 32-node chunks per launched warp: ceil(ceil(n / 32) / warps), at least 1."""
     return max(1, _ceil(_ceil(n, 32), warps))
@@ -45,10 +51,8 @@ def compact_counts(n: int, next_front: np.ndarray, warps: int, block_bytes: int)
     level_sectors = _ceil(n, ELEMENTS_PER_SECTOR)
     level_blocks = _ceil(level_sectors, sectors_per_block)
     counts[NF1] = (steps, level_sectors, 0, level_sectors, level_sectors - level_blocks, level_blocks)
-    chunk_of = np.asarray(next_front, dtype=np.int64) // 32
-    passing_chunks, per_chunk = np.unique(chunk_of, return_counts=True)
+    passing_chunks, per_chunk, first = _passing_chunks(next_front)
     if passing_chunks.size:
-        first = np.concatenate(([0], np.cumsum(per_chunk)[:-1]))
         touched = int(np.sum((first + per_chunk - 1) // ELEMENTS_PER_SECTOR - first // ELEMENTS_PER_SECTOR + 1))
         distinct = _ceil(next_front.size, ELEMENTS_PER_SECTOR)
         blocks = _ceil(distinct, sectors_per_block)
@@ -68,8 +72,7 @@ def _compact_trace_njit(n, passing_chunks, first_rank, passing, warps, per_warp,
     warp = np.empty(jobs, dtype=np.int32)
     ptr = np.zeros(jobs + 1, dtype=np.int64)
     # NF1 + ANI: at most 5 sectors a chunk; OP: a run of k ranks spans at most k // 8 + 2 sectors
-    sectors = np.empty(5 * steps + first_rank[-1] // ELEMENTS_PER_SECTOR + passing[-1] + 2 * passing_chunks.size
-                       if passing_chunks.size else 5 * steps, dtype=np.int32)
+    sectors = np.empty(5 * steps + passing.sum() // ELEMENTS_PER_SECTOR + 2 * passing_chunks.size, dtype=np.int32)
     nj = 0
     ns = 0
     p = 0  # next passing chunk
@@ -105,9 +108,7 @@ def compact_jobs(n: int, next_front: np.ndarray, warps: int, layout) -> JobTrace
     (the queue sectors of its ranks). Cold, it gives `compact_counts`' jobs, L2 sectors, L2 hits
     and DRAM sectors (its row-buffer split is the closed form's only approximation).
     """
-    chunk_of = np.asarray(next_front, dtype=np.int64) // 32
-    passing_chunks, passing = np.unique(chunk_of, return_counts=True)
-    first_rank = np.concatenate(([0], np.cumsum(passing)[:-1])).astype(np.int64)
+    passing_chunks, passing, first_rank = _passing_chunks(next_front)
     base = layout.base_sector
     server, warp, ptr, sectors = _compact_trace_njit(
         n, passing_chunks, first_rank, passing, warps, compact_chunks_per_warp(n, warps), base["level"],
