@@ -1,10 +1,13 @@
 """Speed of the whole operator-machine prediction, as ratios to a plain BFS timed in the same run.
 
     PYTHONPATH=. .venv/bin/python bench/bench_opm.py [--spec rmat:scale=20,ef=16] [--kernels topo,sm-8,ws,scan]
+                                                    [--time-models critical,eq4]
 
-Prints, per kernel and L2 model, the wall time of `predict_bfs` (job generation, coalescing, L2 and
-row-buffer simulation, prediction), the simulated sector accesses per second, and the ratio to one
-plain numba BFS on the same graph. numba compilation is warmed up on a small graph first.
+Prints, per kernel, L2 model and time model, the wall time of `predict_bfs` (job generation,
+coalescing, L2 and row-buffer simulation, prediction), the simulated sector accesses per second,
+and the ratio to one plain numba BFS on the same graph; the critical-path time model's per-warp
+accounting is the difference between its rows and eq4's. numba compilation is warmed up on a
+small graph first.
 """
 from __future__ import annotations
 
@@ -24,13 +27,16 @@ def main() -> None:
     parser.add_argument("--kernels", default="topo,sm-8,ws,scan")
     parser.add_argument("--gpu", default="h100")
     parser.add_argument("--l2", default="lru,setassoc")
+    parser.add_argument("--time-models", default="critical,eq4")
     args = parser.parse_args()
+    time_models = args.time_models.split(",")
     profile = load_profile(args.gpu, kind="gpu")
     kernels = [parse_kernel(k) for k in args.kernels.split(",")]
     small = load_graph("rmat:scale=10,ef=8,seed=1")
     for kernel in kernels:
         for l2 in args.l2.split(","):
-            predict_bfs(small, int(pick_sources(small, 1, 1)[0]), kernel, profile, l2_model=l2)
+            for model in time_models:
+                predict_bfs(small, int(pick_sources(small, 1, 1)[0]), kernel, profile, l2_model=l2, time_model=model)
     start = time.perf_counter()
     graph = load_graph(args.spec)
     print(f"{args.spec}: n={graph.n:,} m={graph.m:,} (built in {time.perf_counter() - start:.2f} s)")
@@ -40,15 +46,17 @@ def main() -> None:
     bfs_queue(graph.indptr, graph.indices, source)
     bfs_s = time.perf_counter() - start
     print(f"plain BFS: {bfs_s:.3f} s")
-    print(f"{'kernel':8} {'l2':9} {'seconds':>8} {'/BFS':>7} {'sectors':>13} {'Msectors/s':>11} {'predicted ms':>13}")
+    print(f"{'kernel':8} {'l2':9} {'time':9} {'seconds':>8} {'/BFS':>7} {'sectors':>13} {'Msectors/s':>11} "
+          f"{'predicted ms':>13}")
     for kernel in kernels:
         for l2 in args.l2.split(","):
-            start = time.perf_counter()
-            result = predict_bfs(graph, source, kernel, profile, l2_model=l2)
-            seconds = time.perf_counter() - start
-            simulated = result.per_level.loc[result.per_level["phase"] != "compact", "l2_sectors"].sum()
-            print(f"{kernel.label:8} {l2:9} {seconds:8.2f} {seconds / bfs_s:7.1f} {simulated:13,} "
-                  f"{simulated / seconds / 1e6:11.1f} {result.predicted_ns / 1e6:13.3f}")
+            for model in time_models:
+                start = time.perf_counter()
+                result = predict_bfs(graph, source, kernel, profile, l2_model=l2, time_model=model)
+                seconds = time.perf_counter() - start
+                simulated = result.per_level.loc[result.per_level["phase"] != "compact", "l2_sectors"].sum()
+                print(f"{kernel.label:8} {l2:9} {model:9} {seconds:8.2f} {seconds / bfs_s:7.1f} {simulated:13,} "
+                      f"{simulated / seconds / 1e6:11.1f} {result.predicted_ns / 1e6:13.3f}")
 
 
 if __name__ == "__main__":

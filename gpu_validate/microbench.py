@@ -6,7 +6,12 @@ A request is one 32-byte sector load (the model's visits are sectors). Three ser
 - l2_hit: random sectors of a buffer well inside L2, warmed first;
 - row_hit: a sequential walk over a buffer far larger than L2 (the lanes of a warp read adjacent
   sectors and each step moves on to the next ones, so consecutive requests share a DRAM row);
-- row_miss: random sectors of a buffer far larger than L2 (each request in another row).
+- row_miss: random sectors of a buffer far larger than L2 (each request in another row);
+- l2_same: every chain on one and the same sector (one lane per warp), so a single L2 slice serves
+  every request: the bandwidth of a hot sector, such as the `num_nodes` word every warp re-reads.
+
+The runs with one warp also give each class's `_one_warp` curve: m = per_warp (1..32) requests from
+one warp's lanes, so m x S(m) is the latency of one warp-level load of m distinct sectors.
 
 Every load is a dependent pointer chase (`gpu_validate/cuda/microbench.cu`): the loaded word is the
 next sector's index, so each chain has exactly one request in flight. A warp runs `per_warp` chains,
@@ -42,8 +47,11 @@ from simdmodel.errors import InputError
 
 from .device import device_info, require_gpu
 
-CURVES = ("l2_hit", "row_hit", "row_miss")
-"""The profile's server classes, measured here (seed 003 Fig. 6)."""
+CURVES = ("l2_hit", "row_hit", "row_miss", "l2_same")
+"""The curves measured here: the profile's server classes (seed 003 Fig. 6) and the same-sector one."""
+ONE_WARP = ("l2_hit", "row_hit", "row_miss")
+"""Classes whose one-warp runs (warps = 1, per_warp <= 32) also give a `<class>_one_warp` curve."""
+SAME_PER_WARP = (1, 2, 4, 8)  # l2_same: chains of the warp's single active lane
 SIDE_CURVES = ("l1_ca", "l1_cg")
 """Side measurement: an L1-resident buffer read with ld.global.ca (through L1) and .cg (L2 only)."""
 RAW_COLUMNS = ("curve", "warps", "per_warp", "mlp", "requests", "elapsed_ns", "ns_per_request")
@@ -136,7 +144,7 @@ def config_medians(raw: pd.DataFrame) -> pd.DataFrame:
             .sort_values(["curve", "mlp", "warps"], kind="stable").reset_index(drop=True))
 
 
-def curve_samples(raw: pd.DataFrame, curves=CURVES, across: str = "min") -> dict[str, tuple[list[float], list[float]]]:
+def curve_samples(raw: pd.DataFrame, curves=None, across: str = "min") -> dict[str, tuple[list[float], list[float]]]:
     """S(m) samples (mlp, ns) per curve from a raw table, ready for `write_gpu_curves`.
 
     For each configuration (warps, per_warp) the median over its repeats; for each m the smallest
@@ -145,10 +153,13 @@ def curve_samples(raw: pd.DataFrame, curves=CURVES, across: str = "min") -> dict
     then 6 significant digits. The smallest is the server's best rate at that m: splits of the
     same m differ in how they use the SMs and, for row_hit, in how many streams share the open
     rows (32 adjacent sectors per warp keep rows open; 8448 one-sector streams do not).
+    `curves` defaults to the CURVES the table holds.
     """
     if across not in ("min", "median"):
         raise InputError(f"across must be 'min' or 'median', got {across!r}")
     medians = config_medians(raw)
+    if curves is None:
+        curves = [name for name in CURVES if (medians["curve"] == name).any()]
     out = {}
     for name in curves:
         rows = medians[medians["curve"] == name]
@@ -157,6 +168,21 @@ def curve_samples(raw: pd.DataFrame, curves=CURVES, across: str = "min") -> dict
             raise InputError(f"raw table: curve {name} needs at least 2 distinct mlp values, got {len(by_mlp)}")
         ns = _round6(np.minimum.accumulate(by_mlp.to_numpy(dtype=np.float64)))
         out[name] = ([float(m) for m in by_mlp.index], ns.tolist())
+    return out
+
+
+def one_warp_samples(raw: pd.DataFrame) -> dict[str, tuple[list[float], list[float]]]:
+    """`<class>_one_warp` samples (mlp = per_warp, 1..32, ns) from the runs with a single warp: the
+    median over repeats, a running minimum over m, 6 significant digits. Classes without at least
+    two such runs are left out."""
+    medians = config_medians(raw)
+    out = {}
+    for name in ONE_WARP:
+        rows = medians[(medians["curve"] == name) & (medians["warps"] == 1) & (medians["per_warp"] <= 32)]
+        rows = rows.sort_values("per_warp")
+        if len(rows) >= 2:
+            ns = _round6(np.minimum.accumulate(rows["ns_per_request"].to_numpy(dtype=np.float64)))
+            out[f"{name}_one_warp"] = ([float(m) for m in rows["per_warp"]], ns.tolist())
     return out
 
 
@@ -202,8 +228,14 @@ def method_comment(samples: dict, side: dict, setup: dict) -> str:
         f"walk over {setup['dram_mib']:g} MiB, the lanes of a warp on adjacent sectors and each step the "
         f"next ones, so a DRAM row serves many requests in a row. L2 is flushed (a {setup['flush_mib']:g} "
         "MiB read) before every DRAM launch."),
+        ("l2_same: every chain (one lane per warp, per_warp = 1, 2, 4, 8 chains) on the same sector, so "
+         "one L2 slice serves them all. <class>_one_warp: the runs with one warp, m = per_warp = 1..32 "
+         "lanes on distinct sectors, so m x S(m) is the latency of one warp-level load of m sectors."),
         "Measured: " + "; ".join(f"{k} S(1) = {ns[0]:.4g} ns, S({mlp[-1]:.0f}) = {ns[-1]:.4g} ns "
-                                 f"({SECTOR_BYTES / ns[-1]:.0f} GB/s)" for k, (mlp, ns) in samples.items()) + ".",
+                                 f"({SECTOR_BYTES / ns[-1]:.0f} GB/s)" for k, (mlp, ns) in samples.items()
+                                 if k in CURVES) + ".",
+        "One warp, m = 32: " + "; ".join(f"{k.removesuffix('_one_warp')} {mlp[-1] * ns[-1]:.4g} ns"
+                                         for k, (mlp, ns) in samples.items() if k.endswith("_one_warp")) + ".",
     ]
     if side:
         paragraphs.append("L1 side number (one lane chasing over an L1-resident 16 KiB buffer): " + ", ".join(
@@ -278,7 +310,8 @@ class _Bench:
         self.sink = cupy.zeros(4, dtype=cupy.uint32)
         gen = cupy.random.RandomState(seed)
         self.cycles = {}  # name -> (buffer, cycle order or None, sectors)
-        for name, size in (("l2_hit", setup.l2_bytes), ("row_miss", setup.dram_bytes), ("l1", L1_BYTES)):
+        for name, size in (("l2_hit", setup.l2_bytes), ("row_miss", setup.dram_bytes), ("l1", L1_BYTES),
+                           ("l2_same", SECTOR_BYTES)):
             self.cycles[name] = self._random_cycle(gen, size // SECTOR_BYTES)
         sectors = setup.dram_bytes // SECTOR_BYTES
         seq = cupy.zeros(sectors * WORDS_PER_SECTOR, dtype=cupy.uint32)
@@ -334,7 +367,7 @@ class _Bench:
 
     def time_config(self, curve: str, warps: int, per_warp: int, ca: bool = False) -> list[dict]:
         """Rows (one per timed repeat) for `warps` warps of `per_warp` chains each."""
-        lanes = min(per_warp, 32)
+        lanes = 1 if curve == "l2_same" else min(per_warp, 32)  # lanes on one sector would coalesce
         chains = per_warp // lanes
         if lanes * chains != per_warp or (chains, ca) not in self.kernels:
             raise InputError(f"per_warp {per_warp} is not 1..32 or 32 x {CHAIN_KERNELS}")
@@ -366,7 +399,8 @@ def _progress(total: int):
 def measure(setup: Setup, seed: int = 1, side: bool = True) -> pd.DataFrame:
     """Run the sweep on the current GPU; returns the raw table (RAW_COLUMNS, one row per timed launch)."""
     bench = _Bench(require_gpu(), setup, seed)
-    configs = [(curve, w, p, False) for curve in CURVES for p in setup.per_warp for w in setup.warps]
+    configs = [(curve, w, p, False) for curve in CURVES
+               for p in (SAME_PER_WARP if curve == "l2_same" else setup.per_warp) for w in setup.warps]
     if side:
         configs += [("l1_ca", 1, p, True) for p in (1, 32)] + [("l1_cg", 1, p, False) for p in (1, 32)]
     bar = _progress(len(configs))
@@ -430,7 +464,7 @@ def main(argv=None) -> int:
         seconds = (datetime.datetime.now(datetime.UTC) - started).total_seconds()
         if args.raw:
             write_text(args.raw, raw.to_csv(index=False, float_format="%.17g"))
-        samples = curve_samples(raw, across=args.across)
+        samples = {**curve_samples(raw, across=args.across), **one_warp_samples(raw)}
         side = side_numbers(raw)
         provenance = {
             "provenance": "measured by gpu_validate.microbench: dependent pointer chases of 32-byte sectors "

@@ -5,7 +5,8 @@
 - Warp-level GPU jobs of each modelled kernel (`topo`, `sm-S`, `ws`, `scan`), coalesced into
   32-byte sectors and run through L2 (stack-distance LRU or set-associative) and row-buffer models.
 - Hardware profiles (`load_profile`), load and MLP, service curves, the bottleneck and the
-  predicted time per launch (`predict_bfs`), and counters mode (`predict_counters`).
+  predicted time per launch (`predict_bfs`; by default the critical-path time of `critical`,
+  `time_model="eq4"` for seed 003's Eq. 4), and counters mode (`predict_counters`, Eq. 4).
 - The CPU mapping of seed 003 §4 (`predict_cpu`).
 """
 from .bfs_machine import SERVERS, bfs_completions, bfs_operator_machine, completions_of

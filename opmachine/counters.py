@@ -78,7 +78,9 @@ def read_counters(path) -> pd.DataFrame:
 
 
 def predict_counters(result: OpmResult, counters: pd.DataFrame) -> OpmResult:
-    """`result` re-predicted from measured counts, launch by launch (rows matched on level and phase)."""
+    """`result` re-predicted from measured counts, launch by launch (rows matched on level and phase),
+    by Eq. 4 with the measured occupancy as the load (the counters give no per-warp job counts,
+    which the critical-path time needs)."""
     keyed = counters.set_index(["level", "phase"])
     launches = result.per_level.set_index(["level", "phase"]).index
     missing = [key for key in launches if key not in keyed.index]
@@ -107,4 +109,4 @@ def predict_counters(result: OpmResult, counters: pd.DataFrame) -> OpmResult:
         row["mode"] = "counters"
         rows.append(row)
     table = pd.DataFrame(rows, columns=result.per_level.columns)
-    return dataclasses.replace(result, per_level=table, mrc=None)
+    return dataclasses.replace(result, per_level=table, mrc=None, time_model="eq4")

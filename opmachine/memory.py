@@ -77,6 +77,15 @@ def simulate_launch(trace, layout, profile, l2_model: str = "lru", l2_state: Set
     """Per-server counts (6 x SERVER_FIELDS, int64) of one launch, and the launch's misses at
     each MRC capacity (LRU model only, else None). With `l2_state` (set-associative model) the
     launch starts from, and leaves its lines in, that cache instead of an empty one."""
+    counts, misses_at, _ = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
+    return counts, misses_at
+
+
+def simulate_launch_outcomes(trace, layout, profile, l2_model: str = "lru", l2_state: SetAssocState | None = None):
+    """`simulate_launch`'s counts and misses, and each sector's outcome in the interleaved stream:
+    `(order, stream, outcome)`: the job order of the stream, its sectors, and per sector 0 (L2 hit),
+    1 (row-buffer hit) or 2 (row-buffer miss), as the critical-path time (`opmachine.critical`)
+    needs them."""
     order = interleaved_order(trace.warp, trace.warps)
     stream, servers = _stream(order, trace.server, trace.ptr, trace.sectors)
     misses_at = None
@@ -100,4 +109,7 @@ def simulate_launch(trace, layout, profile, l2_model: str = "lru", l2_state: Set
     counts[:, 3] = np.bincount(miss_servers, minlength=6)
     counts[:, 4] = np.bincount(miss_servers[row_hit], minlength=6)
     counts[:, 5] = counts[:, 3] - counts[:, 4]
-    return counts, misses_at
+    outcome = np.zeros(stream.size, dtype=np.int8)
+    missed = np.flatnonzero(~hit)
+    outcome[missed] = np.where(row_hit, 1, 2)
+    return counts, misses_at, (order, stream, outcome)

@@ -5,8 +5,10 @@ outcomes; the load n, measured (achieved occupancy x physical warps) or estimate
 as n_est = N_G / W_max, where W_max is the most jobs one physical warp runs; the MLP at each
 memory server m_i = V_i * n; service times S_i(m_i) from the profile's curves; and the GPU memory
 machine (Fig. 5: L2 hits, row-buffer hits, row-buffer misses) analysed for its bottleneck:
-predicted time = N_G * max_i V_i * S_i(m_i) plus the profile's per-launch overhead (and, for a
-compaction, its grid-wide prefix sum, `grid_scan_ns`).
+predicted time = N_G * max_i V_i * S_i(m_i) (time model `eq4`) or, by default, the critical-path
+time of `opmachine.critical` (time model `critical`: the load falls as warps finish, the last
+warps' jobs wait their own latency, a hot sector has its own bandwidth), plus the profile's
+per-launch overhead (and, for a compaction, its grid-wide prefix sum, `grid_scan_ns`).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from simdmodel.frontier import bfs
 
 from .bfs_machine import SERVERS
 from .cache import SetAssocState
+from .critical import CriticalPathModel, launch_time, slot_loads
 from .kernels import (
     DEFAULT_BLOCK,
     Kernel,
@@ -33,7 +36,7 @@ from .kernels import (
 )
 from .layout import layout_for
 from .machine import OperatorMachine, Server
-from .memory import L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, l2_geometry, simulate_launch
+from .memory import L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, l2_geometry, simulate_launch_outcomes
 
 MEMORY_MACHINE = OperatorMachine(
     "GPU memory, seed 003 Fig. 5",
@@ -46,6 +49,10 @@ MEMORY_MACHINE_NO_ROWS = OperatorMachine(
     (("in", "L2H"), ("in", "DRAM"), ("L2H", "out"), ("DRAM", "out")),
 )
 CURVE_OF = {"L2H": "l2_hit", "RBH": "row_hit", "RBM": "row_miss", "DRAM": "dram"}
+TIME_MODELS = ("critical", "eq4")
+"""How a launch's time follows from its counts: `critical` (`opmachine.critical`: the load falls as
+warps finish, the last warps' jobs wait their own latency, a hot sector has its own bandwidth) or
+`eq4` (seed 003 Eq. 4 with one load n = N_G / W_max for the whole launch)."""
 
 COUNT_COLUMNS = ("l2_sectors", "l2_hits", "dram_sectors", "row_hits", "row_misses")
 PER_LEVEL_COLUMNS = (
@@ -71,6 +78,7 @@ class OpmResult:
     per_server: pd.DataFrame
     mrc: pd.DataFrame | None = field(default=None)
     warm_l2: bool = field(default=False)
+    time_model: str = field(default="critical")
 
     @property
     def predicted_ns(self) -> float:
@@ -82,7 +90,7 @@ class OpmResult:
         out = {
             "graph": self.graph_name, "n": self.n, "m": self.m, "source": self.source, "kernel": self.kernel,
             "gpu": self.profile.name, "curves_measured": bool(self.profile.measured), "l2_model": self.l2_model,
-            "warm_l2": self.warm_l2,
+            "warm_l2": self.warm_l2, "time_model": self.time_model,
             "levels": int(table["level"].nunique()), "launches": len(table),
         }
         for column in (*(f"jobs_{s.lower()}" for s in SERVERS), "jobs_total", *COUNT_COLUMNS):
@@ -158,7 +166,10 @@ def _w_max(per_warp: np.ndarray, physical_warps: int) -> int:
     return int(slots.max())
 
 
-def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, profile, load, mode):
+def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, profile, load, mode,
+                critical=None):
+    """One per-level row; `critical` = (memory ns, bottleneck) from `opmachine.critical` replaces
+    Eq. 4's time and bottleneck (the load and MLP columns stay Eq. 4's estimate)."""
     jobs = int(counts[:, 0].sum())
     w_max = _w_max(per_warp, profile.physical_warps)
     row = {"level": level, "kernel": kernel_label, "phase": phase, "block": launch.block, "grid": launch.grid,
@@ -171,6 +182,9 @@ def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, cou
         row[column] = int(counts[:, k + 1].sum())
     row.update(memory_prediction(jobs, row["l2_hits"], row["row_hits"], row["row_misses"], w_max, profile, load,
                                  phase))
+    if critical is not None:
+        row["predicted_ns"] = critical[0] + fixed_ns(profile, phase)
+        row["bottleneck"] = critical[1]
     row["mode"] = mode
     return row
 
@@ -183,7 +197,7 @@ def _server_rows(level, phase, counts):
 
 def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lru", block: int | None = None,
                 grid: int | None = None, threads: int | None = None, occupancy: float | None = None,
-                progress: bool = False, warm_l2: bool = False) -> OpmResult:
+                progress: bool = False, warm_l2: bool = False, time_model: str = "critical") -> OpmResult:
     """Simulate every launch of a BFS from `source` with `kernel` on `profile`'s GPU and predict its time.
 
     Launch geometry: `threads` (exact thread count), or `block` and/or `grid`; by default blocks
@@ -193,6 +207,8 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     `warm_l2` (set-associative model only) carries the L2's contents from each launch to the next,
     as a BFS's back-to-back launches find it, instead of starting every launch cold (what Nsight
     Compute measures); its rows have mode "warm" instead of "simulation".
+    `time_model` (TIME_MODELS): `critical` follows the load as warps finish (`opmachine.critical`),
+    `eq4` is seed 003's Eq. 4 with one load per launch. `occupancy` applies to `eq4` only.
     """
     if l2_model not in L2_MODELS:
         raise InputError(f"unknown L2 model {l2_model!r} (choose {', '.join(L2_MODELS)})")
@@ -200,6 +216,10 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
         raise InputError(f"occupancy must be in (0, 1], got {occupancy}")
     if warm_l2 and l2_model != "setassoc":
         raise InputError("a warm L2 needs the set-associative L2 model (--l2 setassoc)")
+    if time_model not in TIME_MODELS:
+        raise InputError(f"unknown time model {time_model!r} (choose {', '.join(TIME_MODELS)})")
+    if occupancy is not None and time_model != "eq4":
+        raise InputError("a measured occupancy sets Eq. 4's load: use it with the eq4 time model")
     if threads is not None:
         fixed = threads_launch(threads)
         block, grid = fixed.block, fixed.grid
@@ -209,6 +229,16 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     layout = layout_for(graph.n, graph.m)
     l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors) if warm_l2 else None
     mode = "warm" if warm_l2 else "simulation"
+    critical = None
+    if time_model == "critical":
+        critical = CriticalPathModel.from_profile(profile)
+        counter = np.zeros(layout.total_sectors, dtype=np.int32)
+
+    def time_of(trace, outcomes):
+        if critical is None:
+            return None
+        return launch_time(*slot_loads(trace, outcomes, profile.physical_warps, critical, counter), critical)
+
     levels = frontiers.levels
     stamp = np.full(graph.n, -1, dtype=np.int32)
     edge_sizes = frontiers.edge_frontier_sizes(graph)
@@ -235,28 +265,31 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
             else:
                 trace = scan_jobs(graph, levels, stamp, level, front, launch.block, layout, launch.grid)
             phase = "expand"
-        counts, misses_at = simulate_launch(trace, layout, profile, l2_model, l2_state)
+        counts, misses_at, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
         if misses_at is not None:
             mrc_misses += misses_at
             accesses += int(counts[:, 1].sum())
         rows.append(_launch_row(level, kernel.label, phase, launch, front.size, int(edge_sizes[level]), counts,
-                                jobs_per_warp(trace), profile, load, mode))
+                                jobs_per_warp(trace), profile, load, mode, time_of(trace, outcomes)))
         server_rows.extend(_server_rows(level, phase, counts))
         if kernel.data_driven:
             next_front = frontiers.frontier(level + 1) if level + 1 < frontiers.depth else front[:0]
             compact = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
-            if l2_state is None:
+            took = None
+            if l2_state is None and critical is None:  # cold, Eq. 4: the closed form is enough
                 counts, per_warp = compact_counts(graph.n, next_front, compact.warps, profile.dram_block_bytes)
-            else:
+            else:  # a warm L2 or the critical-path time needs the launch's jobs one by one
                 trace = compact_jobs(graph.n, next_front, compact.warps, layout)
-                counts, _ = simulate_launch(trace, layout, profile, l2_model, l2_state)
+                counts, _, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
                 per_warp = jobs_per_warp(trace)
+                took = time_of(trace, outcomes)
             rows.append(_launch_row(level, kernel.label, "compact", compact, next_front.size, 0, counts, per_warp,
-                                    profile, load, mode))
+                                    profile, load, mode, took))
             server_rows.extend(_server_rows(level, "compact", counts))
     mrc = None
     if l2_model == "lru":
         mrc = pd.DataFrame({"capacity_bytes": MRC_CAPACITIES_BYTES, "accesses": accesses, "misses": mrc_misses})
         mrc["miss_ratio"] = mrc["misses"] / max(accesses, 1)
     return OpmResult(graph.name, graph.n, graph.m, int(source), kernel.label, profile, l2_model,
-                     pd.DataFrame(rows, columns=PER_LEVEL_COLUMNS), pd.DataFrame(server_rows), mrc, warm_l2)
+                     pd.DataFrame(rows, columns=PER_LEVEL_COLUMNS), pd.DataFrame(server_rows), mrc, warm_l2,
+                     time_model)

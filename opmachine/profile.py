@@ -35,8 +35,15 @@ __all__ = [
     "write_gpu_curves",
 ]
 
-CURVE_NAMES = ("l2_hit", "row_hit", "row_miss", "dram")
+SERVER_CURVES = ("l2_hit", "row_hit", "row_miss", "dram")
 """Server classes of the GPU memory model (seed 003 Fig. 5); `dram` stands for a profile without the row split."""
+ONE_WARP_CURVES = tuple(f"{name}_one_warp" for name in SERVER_CURVES)
+"""Optional: S(m) of each class when all m requests come from one warp's load (m = its distinct sectors,
+1..32), so m x S(m) is the latency of a warp-level load of m sectors: the critical-path time of one job."""
+SAME_SECTOR_CURVE = "l2_same"
+"""Optional: S(m) of L2 hits that all go to one sector (one L2 slice serves them all), such as every
+warp's re-read of `num_nodes`: the hot sector's own bandwidth limit."""
+CURVE_NAMES = SERVER_CURVES + ONE_WARP_CURVES + (SAME_SECTOR_CURVE,)
 
 PROVENANCE_KEYS = ("provenance", "device", "driver", "date", "command")
 
@@ -510,6 +517,9 @@ def _parse_gpu(check, name, description, where, hardware, service) -> GPUProfile
         check.fail(f"service.{other}", f"missing key (service.{split[0]} needs it)")
     if "dram" not in curves and not split:
         check.fail("service", "needs row_hit and row_miss curves, or one dram curve")
+    for key in ONE_WARP_CURVES:
+        if key in curves and key.removesuffix("_one_warp") not in curves:
+            check.fail(f"service.{key}", f"no service.{key.removesuffix('_one_warp')} curve for it to refine")
     return GPUProfile(name=name, description=description, path=where, **values, curves=curves,
                       measured=measured, provenance=provenance)
 
@@ -556,7 +566,8 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
                      hardware_notes: dict[str, str] | None = None) -> None:
     """Write a GPU profile with `base_profile`'s hardware and new measured S(m) curves (seed 003 §6.5).
 
-    `curves` maps server class (l2_hit, and row_hit + row_miss or dram) to (mlp, ns) samples;
+    `curves` maps server class (l2_hit, and row_hit + row_miss or dram; optionally their `_one_warp`
+    curves and `l2_same`) to (mlp, ns) samples;
     `provenance` needs provenance, device, driver, date and command. Optional `comment` (lines of
     text, e.g. how the curves were measured) goes under the header as `#` lines, and
     `hardware_notes` maps [hardware] keys to a note written after the value (where the number

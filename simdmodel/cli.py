@@ -162,8 +162,12 @@ def _opm_parser(commands) -> None:
     opm.add_argument("--warm-l2", action="store_true",
                      help="keep the L2's contents from launch to launch, as back-to-back launches find it "
                      "(needs --l2 setassoc; default: every launch starts cold, as Nsight Compute measures)")
+    opm.add_argument("--time-model", choices=["critical", "eq4"],
+                     help="critical (default): the load falls as warps finish and the last warps wait their "
+                     "own latency; eq4: seed 003's Eq. 4 with one load N_G / W_max per launch")
     opm.add_argument("--occupancy", type=float,
-                     help="measured achieved occupancy (0..1) to use as the load instead of N_G / W_max")
+                     help="measured achieved occupancy (0..1) to use as Eq. 4's load instead of N_G / W_max "
+                     "(implies --time-model eq4)")
     opm.add_argument("--counters", help="counters mode: CSV of measured counts per launch (see opmachine.counters)")
     opm.add_argument("--per-level", action="store_true", help="one row per kernel launch")
     opm.add_argument("--format", choices=["table", "csv", "json"], default="table")
@@ -256,7 +260,7 @@ def _run_opm(args) -> int:
     given = {"--kernel": kernel.strategy != "topo", "--threads": args.threads is not None,
              "--block": args.block is not None, "--grid": args.grid is not None,
              "--counters": args.counters is not None, "--occupancy": args.occupancy is not None,
-             "--l2": args.l2 != "lru"}
+             "--l2": args.l2 != "lru", "--time-model": args.time_model is not None}
     gpu_only = [name for name, is_given in given.items() if is_given]
     if args.cpu and gpu_only:
         raise InputError(f"--cpu models the serial topology-driven BFS; {gpu_only[0]} applies to GPU kernels only")
@@ -285,7 +289,8 @@ def _run_opm(args) -> int:
 
     result = predict_bfs(graph, source, kernel, profile, l2_model=args.l2, block=args.block, grid=args.grid,
                          threads=args.threads, occupancy=args.occupancy, progress=_progress(args),
-                         warm_l2=args.warm_l2)
+                         warm_l2=args.warm_l2,
+                         time_model=args.time_model or ("eq4" if args.occupancy is not None else "critical"))
     if counters is not None:
         from opmachine.counters import predict_counters
 

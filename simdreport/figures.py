@@ -30,9 +30,11 @@ SERVER_LINES = {"ANI": {}, "NF1": {"linestyle": "--"}, "ERL": {}, "EDL": {"linew
                 "NF2": {"linestyle": "--"}, "OP": {}}
 """EDL and NF2 (and ANI and NF1) often run the same number of jobs; a wide pale line under a dashed
 one keeps both visible where they coincide."""
-MEMORY_COLORS = {"L2H": "#1f77b4", "RBH": "#2ca02c", "RBM": "#d62728", "DRAM": "#9467bd", "none": "#7f7f7f"}
+MEMORY_COLORS = {"L2H": "#1f77b4", "RBH": "#2ca02c", "RBM": "#d62728", "DRAM": "#9467bd", "L2S": "#17becf",
+                 "latency": "#ff7f0e", "none": "#7f7f7f"}
 MEMORY_NAMES = {"L2H": "L2 hits", "RBH": "DRAM row-buffer hits", "RBM": "DRAM row-buffer misses",
-                "DRAM": "DRAM", "none": "no memory job"}
+                "DRAM": "DRAM", "L2S": "one hot L2 sector", "latency": "latency (the last warps)",
+                "none": "no memory job"}
 
 
 @dataclass(frozen=True)
@@ -266,7 +268,7 @@ def mlp_figure(launches: pd.DataFrame, label: str, kernel: str, saturation_mlp: 
 
 def time_figure(rounds: pd.DataFrame, label: str, gpu: str) -> Figure:
     """Predicted time per round of each kernel; each round's marker is coloured by the bottleneck
-    server of its longest launch (seed 003 Eq. 4)."""
+    (server, hot sector or latency) of its longest launch."""
     figure, axes = _new()
     ax = axes[0, 0]
     kernels = list(dict.fromkeys(rounds["kernel"]))

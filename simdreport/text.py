@@ -22,8 +22,9 @@ def settings_lines(settings: dict) -> list[str]:
         (f"Lane accounting: BFS from {settings['sources']} seeded random sources per graph (seed {settings['seed']}), "
         "frontiers in ascending vertex order (a bitmask-then-compact kernel), CTA size 256 for scan."),
         ("Operator-machine prediction: one BFS per graph (its first source, or the first measured source where GPU "
-        "measurements exist) for the mapping with the highest ME and for the topology-driven kernel; load estimated "
-        "as n = N_G / W_max; the L2 kept from launch to launch (warm), as a BFS's back-to-back launches find it."),
+        "measurements exist) for the mapping with the highest ME and for the topology-driven kernel; the critical-path "
+        "time model (the load falls as warps finish); the L2 kept from launch to launch (warm), as a BFS's "
+        "back-to-back launches find it."),
     ]
     return lines
 
@@ -37,9 +38,12 @@ def reading_guide() -> list[str]:
         ("sm-S gives each frontier vertex S lanes (seed 000); ws strides a warp over its 32 vertices' joined edge "
         "lists (warp segmentation); scan strides a 256-thread CTA over its vertices' joined edge lists."),
         "Depth = mean number of BFS levels (level 0 included) over the sources.",
-        ("A job is one warp-level memory instruction of an operator-machine server. Bottleneck: the memory server "
-        "with the largest V x S(m): L2H = L2 hits, RBH = DRAM row-buffer hits, RBM = DRAM row-buffer misses. "
-        "Predicted time = N_G x max V x S(m) + launch overhead (seed 003 Eq. 4)."),
+        ("A job is one warp-level memory instruction of an operator-machine server. Predicted time: while n warp "
+        "slots are busy, each job takes max(latency of those slots' loads, n x the largest sectors-per-job x peak "
+        "service time), summed as the slots finish, plus the launch overhead (seed 003 Eq. 4 with the load "
+        "followed through the launch). Bottleneck: what bounds most of that time: L2H = L2 hits, RBH = DRAM "
+        "row-buffer hits, RBM = DRAM row-buffer misses, L2S = one hot L2 sector, latency = the last warps' own "
+        "loads."),
         ("A round of a data-driven kernel is two launches: the expansion by the mapping and the compaction of the "
         "level array into the next sorted frontier."),
     ]

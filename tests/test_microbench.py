@@ -69,7 +69,7 @@ def test_fixture_is_a_valid_raw_table(raw):
     assert set(raw["curve"]) == set(mb.CURVES + mb.SIDE_CURVES)
     for name in mb.CURVES:
         mlp = raw.loc[raw["curve"] == name, "mlp"]
-        assert mlp.min() == 1 and mlp.max() >= 2**17
+        assert mlp.min() == 1 and mlp.max() >= (2**16 if name == "l2_same" else 2**17)
         assert mlp.nunique() >= 15
 
 
@@ -100,8 +100,16 @@ def test_shipped_h200_profile_is_the_fixture_measurement(raw):
     assert profile.measured
     assert set(profile.provenance) == {"provenance", "device", "driver", "date", "command"}
     assert "H200" in profile.provenance["device"]
-    samples = mb.curve_samples(raw)
+    samples = {**mb.curve_samples(raw), **mb.one_warp_samples(raw)}
     assert {k: (c.mlp.tolist(), c.ns.tolist()) for k, c in profile.curves.items()} == samples
+
+
+def test_one_warp_samples_by_hand():
+    rows = [{"curve": "l2_hit", "warps": w, "per_warp": p, "mlp": w * p, "requests": w * p * 10,
+             "elapsed_ns": t * w * p * 10, "ns_per_request": t}
+            for w, p, t in ((1, 1, 100.0), (1, 2, 60.0), (1, 4, 70.0), (1, 64, 1.0), (2, 1, 50.0))]
+    # one warp only, per_warp <= 32; a running minimum over m (70 -> 60)
+    assert mb.one_warp_samples(pd.DataFrame(rows)) == {"l2_hit_one_warp": ([1.0, 2.0, 4.0], [100.0, 60.0, 60.0])}
 
 
 def test_sanity_of_measured_curves(raw):
@@ -165,7 +173,7 @@ def test_bad_raw_table_is_one_line_input_error(change, fragment):
 
 def test_too_few_points_and_bad_files(tmp_path):
     with pytest.raises(InputError, match="curve row_miss needs at least 2"):
-        mb.curve_samples(_good_rows().iloc[:4])
+        mb.curve_samples(_good_rows().iloc[:4], curves=("l2_hit", "row_hit", "row_miss"))
     with pytest.raises(InputError, match="no such file"):
         mb.read_raw(tmp_path / "none.csv")
     with pytest.raises(InputError, match="is a directory"):
@@ -301,8 +309,9 @@ def test_host_driver_chain_layout_with_numpy_stand_in(monkeypatch):
     setup = mb.Setup(l2_bytes=2**15, dram_bytes=2**17, flush_bytes=2**16, warps=(1, 2, 8), per_warp=(1, 4, 32, 64),
                      repeats=2, target_ns=5e4, blocks_limit=4)
     raw = mb.measure(setup, seed=3)
-    assert len(raw) == (3 * 3 * 4 + 4) * 2
-    assert set(raw["mlp"]) == {w * p for w in (1, 2, 8) for p in (1, 4, 32, 64)}
+    assert len(raw) == (3 * 3 * 4 + 3 * len(mb.SAME_PER_WARP) + 4) * 2  # + l2_same, + the L1 side runs
+    assert set(raw["mlp"]) == {w * p for w in (1, 2, 8) for p in (1, 4, 32, 64)} | {w * p for w in (1, 2, 8)
+                                                                                  for p in mb.SAME_PER_WARP}
     # the stand-in's time per step is max(200, 0.01 m) ns: S(m) = elapsed / requests follows it
     expected = np.maximum(200.0, 0.01 * raw["mlp"]) / raw["mlp"]
     assert np.allclose(raw["ns_per_request"], expected, rtol=0.15)
@@ -316,5 +325,8 @@ def test_host_driver_chain_layout_with_numpy_stand_in(monkeypatch):
             lanes = seen.shape[3]
             assert np.all(np.diff(seen, axis=3) == 1)  # the lanes of a warp on adjacent sectors
             assert np.all((seen[1:] - seen[:-1]) % launch["sectors"] == lanes)  # then the next ones
+        if launch["sectors"] == 1:  # l2_same: every chain on the one sector
+            assert np.all(seen == 0)
+            continue
         # every chain has its own sector at every step: m requests in flight, none merged
         assert all(len(np.unique(row)) == flat.shape[1] for row in flat[: min(len(flat), 4)])

@@ -204,7 +204,7 @@ def _counters_of(result, profile):
 
 def test_counters_mode_with_simulated_counts_reproduces_simulation(tmp_path):
     graph = graph_of(200, [(i, (i * i + 3) % 200) for i in range(200)], True)
-    result = predict_bfs(graph, 3, parse_kernel("ws"), K40C)
+    result = predict_bfs(graph, 3, parse_kernel("ws"), K40C, time_model="eq4")  # counters mode is Eq. 4
     path = tmp_path / "counters.csv"
     _counters_of(result, K40C).to_csv(path, index=False)
     again = predict_counters(result, read_counters(path))

@@ -1,0 +1,149 @@
+"""Time of one launch that follows the load as warps finish: a bulk phase, then a latency-bound tail.
+
+Eq. 4 of seed 003 gives a launch one load, n = N_G / W_max, and charges every job the bottleneck
+server's S(m). On a skewed frontier one warp runs tens of thousands of jobs while the others end
+early, so the launch is a short phase at full load and a long tail in which a few warps run alone,
+each job waiting for its own memory latency; Eq. 4 then charges those jobs the slowest server's
+S(1) (a DRAM row miss) even when they are L2 hits. This model keeps the counts and service curves
+and follows the load through the launch (a fluid model of the physical warp slots):
+
+- launched warp w runs on slot w mod physical_warps (as for W_max); sort the slots by jobs run. Between
+  the k-th and the next distinct job count, n_k slots are active and each runs dw_k more jobs;
+- a job then takes R(n_k) = max(latency, n_k x D), the asymptotic bounds of operational analysis:
+  - latency: the mean over the active slots' jobs of a job's latency. A load waits for its slowest
+    sector class (L2 hit, row-buffer hit, row-buffer miss), at that class's one-warp latency for
+    its sector count m, m x S_one_warp(m) (S(1) where the profile has no one-warp curve). A store
+    does not hold its warp, so it adds nothing;
+  - D = max over servers of V_i x S_i(peak): the sectors per job at the server times its best rate
+    (the curve's last sample). One more server is the hot sector: all requests to the launch's
+    most requested sector are served by one L2 slice (the profile's `l2_same` curve), such as the
+    `num_nodes` word every warp re-reads each step;
+- the launch's memory time is sum_k dw_k R(n_k); its bottleneck is the server (or `latency`) that
+  bounds the largest share of that time.
+
+With every warp alike and no latency bound this is Eq. 4 at n = warps with S_i at its peak rate.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .kernels import OP
+
+HOT = "L2S"
+LATENCY = "latency"
+_MAX_SECTORS = 32  # a warp-level job touches at most one sector per lane
+
+
+@dataclass(frozen=True)
+class CriticalPathModel:
+    """A profile's numbers for the critical-path time: per sector outcome (0 L2 hit, 1 row-buffer
+    hit, 2 row-buffer miss) its server name, its latency for 0..32 sectors from one warp, and each
+    server's peak service time (ns per sector); the same-sector peak (0: no such limit)."""
+
+    servers: tuple[str, ...]  # server names, machine order
+    server_of: np.ndarray  # int64 (3,): outcome -> index into servers
+    latency_ns: np.ndarray  # float64 (3, 33): outcome, sectors -> latency of one warp's load
+    peak_ns: np.ndarray  # float64 (len(servers),)
+    same_sector_ns: float
+
+    @classmethod
+    def from_profile(cls, profile) -> CriticalPathModel:
+        names = ("l2_hit", "row_hit", "row_miss") if profile.has_row_split else ("l2_hit", "dram", "dram")
+        servers = ("L2H", "RBH", "RBM") if profile.has_row_split else ("L2H", "DRAM")
+        sectors = np.arange(_MAX_SECTORS + 1, dtype=np.float64)
+        latency = np.zeros((3, _MAX_SECTORS + 1))
+        for outcome, name in enumerate(names):
+            one_warp = profile.curves.get(f"{name}_one_warp")
+            if one_warp is None:
+                latency[outcome, 1:] = float(profile.curves[name](1.0))
+            else:
+                latency[outcome, 1:] = sectors[1:] * one_warp(sectors[1:])
+        peak = np.array([float(profile.curves[name].ns[-1]) for name in dict.fromkeys(names)])
+        same = profile.curves.get("l2_same")
+        return cls(servers, np.array([0, 1, 2] if profile.has_row_split else [0, 1, 1]), latency, peak,
+                   float(same.ns[-1]) if same is not None else 0.0)
+
+
+@numba.njit(cache=True)
+def _slot_loads(order, ptr, server, warp, outcome, stream, slots, latency_ns, counter):
+    """Per slot: jobs, sectors per outcome, summed load latency, requests to the hottest sector.
+
+    `counter` (int32, one per sector id, all zero) counts requests per sector and is zero again
+    on return."""
+    jobs = np.zeros(slots, dtype=np.float64)
+    sectors = np.zeros((3, slots), dtype=np.float64)
+    latency = np.zeros(slots, dtype=np.float64)
+    hot = np.zeros(slots, dtype=np.float64)
+    hottest, most = -1, 0
+    for s in stream:
+        counter[s] += 1
+        if counter[s] > most:
+            most, hottest = counter[s], s
+    for s in stream:
+        counter[s] = 0
+    pos = 0
+    for j in order:
+        slot = warp[j] % slots
+        n = ptr[j + 1] - ptr[j]
+        k0 = k1 = k2 = 0
+        for p in range(pos, pos + n):
+            o = outcome[p]
+            if o == 0:
+                k0 += 1
+            elif o == 1:
+                k1 += 1
+            else:
+                k2 += 1
+            if stream[p] == hottest:
+                hot[slot] += 1
+        pos += n
+        jobs[slot] += 1
+        sectors[0, slot] += k0
+        sectors[1, slot] += k1
+        sectors[2, slot] += k2
+        if server[j] != OP:
+            worst = 0.0
+            for o, k in ((0, k0), (1, k1), (2, k2)):
+                if k > 0:
+                    worst = max(worst, latency_ns[o, min(k, latency_ns.shape[1] - 1)])
+            latency[slot] += worst
+    return jobs, sectors, latency, hot
+
+
+def slot_loads(trace, outcomes, physical_warps: int, model: CriticalPathModel, counter):
+    """`_slot_loads` of one launch from its `memory.simulate_launch_outcomes` outcomes."""
+    order, stream, outcome = outcomes
+    slots = min(physical_warps, max(trace.warps, 1))
+    return _slot_loads(order, trace.ptr, trace.server, trace.warp, outcome, stream, slots, model.latency_ns,
+                       counter)
+
+
+def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel) -> tuple[float, str]:
+    """Memory time (ns) of one launch from its slots' loads (`slot_loads`), and its bottleneck."""
+    busy = jobs > 0
+    if not busy.any():
+        return 0.0, "none"
+    jobs, sectors, latency, hot = jobs[busy], sectors[:, busy], latency[busy], hot[busy]
+    by = np.argsort(jobs, kind="stable")
+    jobs, sectors, latency, hot = jobs[by], sectors[:, by], latency[by], hot[by]
+    counts, first = np.unique(jobs, return_index=True)
+    steps = np.diff(counts, prepend=0.0)  # more jobs per active slot in each phase
+    active = (jobs.size - first).astype(np.float64)
+    active_jobs = np.cumsum(jobs[::-1])[::-1][first]
+
+    def active_mean(values):  # per phase: the active slots' total over their total jobs
+        return np.cumsum(values[..., ::-1], axis=-1)[..., ::-1][..., first] / active_jobs
+
+    per_server = np.zeros((len(model.servers), first.size))
+    np.add.at(per_server, model.server_of, active_mean(sectors))
+    demand = np.vstack([per_server * model.peak_ns[:, None], active_mean(hot) * model.same_sector_ns])
+    bandwidth = active * demand.max(axis=0)
+    wait = active_mean(latency)
+    phase_ns = steps * np.maximum(wait, bandwidth)
+    names = np.array((*model.servers, HOT, LATENCY))
+    bound = np.where(wait >= bandwidth, len(names) - 1, demand.argmax(axis=0))
+    share = np.bincount(bound, weights=phase_ns, minlength=len(names))
+    return float(phase_ns.sum()), str(names[int(share.argmax())])

@@ -1,0 +1,135 @@
+"""The critical-path launch time (opmachine.critical): hand-computed phases, the loads per slot, and invariants."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from opmachine.critical import CriticalPathModel, launch_time, slot_loads
+from opmachine.kernels import ANI, NF1, NF2, OP, JobTrace, parse_kernel
+from opmachine.predict import fixed_ns, predict_bfs
+from opmachine.profile import load_profile
+from simdmodel.errors import InputError
+from simdmodel.load import load_graph
+
+
+def _model(latency=(100.0, 200.0, 300.0), peak=(0.0, 0.0, 0.0), same=0.0):
+    """Latency per outcome, the same for any sector count; peak ns per sector per server."""
+    table = np.zeros((3, 33))
+    table[:, 1:] = np.asarray(latency)[:, None]
+    return CriticalPathModel(("L2H", "RBH", "RBM"), np.array([0, 1, 2]), table, np.asarray(peak, float), same)
+
+
+def _loads(jobs, l2_sectors_per_job=1.0, latency_per_job=100.0, hot_per_job=0.0):
+    jobs = np.asarray(jobs, dtype=np.float64)
+    sectors = np.zeros((3, jobs.size))
+    sectors[0] = jobs * l2_sectors_per_job
+    return jobs, sectors, jobs * latency_per_job, jobs * hot_per_job
+
+
+def test_one_warp_alone_waits_its_latency():
+    assert launch_time(*_loads([5]), _model(peak=(1.0, 1.0, 1.0))) == (500.0, "latency")
+
+
+def test_equal_warps_are_bandwidth_bound_as_eq4():
+    # 4 slots x 10 jobs of 2 sectors at 50 ns a sector: R = max(100, 4 x 2 x 50) = 400 ns a job
+    assert launch_time(*_loads([10, 10, 10, 10], 2.0), _model(peak=(50.0, 0, 0))) == (4000.0, "L2H")
+
+
+def test_load_falls_as_warps_finish():
+    # slots of 1 and 3 jobs: one job each at n = 2, then two more at n = 1
+    assert launch_time(*_loads([1, 3]), _model())[0] == 300.0  # latency only: W_max x 100
+    # bandwidth 80 ns a job per active slot: max(100, 2 x 80) = 160, then max(100, 80) = 100 twice
+    assert launch_time(*_loads([1, 3]), _model(peak=(80.0, 0, 0))) == (360.0, "latency")
+
+
+def test_hot_sector_has_its_own_bandwidth():
+    # 8 slots x 4 jobs, each on the hot sector, 20 ns per request there: R = max(100, 8 x 20)
+    model = _model(peak=(1.0, 0, 0), same=20.0)
+    assert launch_time(*_loads([4] * 8, hot_per_job=1.0), model) == (4 * 160.0, "L2S")
+
+
+def test_no_jobs_no_time():
+    assert launch_time(*_loads([0, 0]), _model()) == (0.0, "none")
+
+
+def _trace(jobs):
+    """jobs: (server, warp, [sectors]) in generation order."""
+    ptr = np.cumsum([0] + [len(s) for _, _, s in jobs]).astype(np.int64)
+    return JobTrace(np.array([j[0] for j in jobs], dtype=np.int8), np.array([j[1] for j in jobs], dtype=np.int32),
+                    ptr, np.concatenate([np.asarray(s, dtype=np.int32) for _, _, s in jobs]),
+                    max(j[1] for j in jobs) + 1)
+
+
+def test_slot_loads_by_hand():
+    # warp 0: a load of 3 L2 hits and 1 row miss, then a store; warp 1: one row-buffer hit load
+    trace = _trace([(NF2, 0, [1, 2, 3, 9]), (OP, 0, [4]), (NF1, 1, [5])])
+    order = np.arange(3)
+    outcome = np.array([0, 0, 0, 2, 0, 1], dtype=np.int8)
+    model = _model()
+    model.latency_ns[0, 3] = 120.0
+    counter = np.zeros(16, dtype=np.int32)
+    jobs, sectors, latency, _ = slot_loads(trace, (order, trace.sectors, outcome), 8, model, counter)
+    assert jobs.tolist() == [2, 1]
+    assert sectors.tolist() == [[4, 0], [0, 1], [1, 0]]
+    assert latency.tolist() == [300.0, 200.0]  # slowest class of the load; the store adds nothing
+    assert counter.sum() == 0
+
+
+def test_slot_loads_fold_warps_onto_slots_and_count_the_hot_sector():
+    # 6 warps on 4 slots, every warp re-reads sector 7 (ANI) and reads one sector of its own
+    jobs = [(ANI, w, [7]) for w in range(6)] + [(NF1, w, [10 + w]) for w in range(6)]
+    trace = _trace(jobs)
+    order = np.arange(len(jobs))
+    outcome = np.zeros(trace.sectors.size, dtype=np.int8)
+    counted = slot_loads(trace, (order, trace.sectors, outcome), 4, _model(), np.zeros(32, dtype=np.int32))
+    assert counted[0].tolist() == [4, 4, 2, 2]
+    assert counted[3].tolist() == [2, 2, 1, 1]  # warps 4 and 5 run on slots 0 and 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=40), st.floats(1.0, 500.0))
+def test_uniform_latency_without_bandwidth_takes_wmax_latencies(jobs, latency):
+    busy = max(jobs)
+    time, bound = launch_time(*_loads(jobs, latency_per_job=latency), _model())
+    assert time == pytest.approx(busy * latency)
+    assert bound == ("latency" if busy else "none")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=40), st.floats(0.0, 4.0), st.floats(0.0, 100.0),
+       st.floats(0.0, 1.0))
+def test_time_scales_with_the_work_and_bounds_hold(jobs, per_job, peak, hot):
+    model = _model(peak=(peak, 0, 0), same=10.0)
+    loads = _loads(jobs, per_job, 150.0, hot)
+    time, _ = launch_time(*loads, model)
+    doubled, _ = launch_time(*(2 * x for x in loads), model)
+    assert doubled == pytest.approx(2 * time)
+    assert time >= max(jobs) * 150.0 * (1 - 1e-12)  # latency bound: the longest slot
+    assert time >= sum(jobs) * per_job * peak * (1 - 1e-12)  # bandwidth bound: every sector served
+
+
+def test_model_from_profiles():
+    h200 = load_profile("h200")
+    model = CriticalPathModel.from_profile(h200)
+    one_warp = h200.curves["row_miss_one_warp"]
+    assert model.latency_ns[2, 32] == pytest.approx(32 * one_warp(32.0))
+    assert model.latency_ns[0, 1] == h200.curves["l2_hit"].ns[0]
+    assert model.peak_ns.tolist() == [h200.curves[c].ns[-1] for c in ("l2_hit", "row_hit", "row_miss")]
+    assert model.same_sector_ns == h200.curves["l2_same"].ns[-1]
+    k40c = CriticalPathModel.from_profile(load_profile("k40c"))  # no one-warp or same-sector curves
+    assert set(k40c.latency_ns[2, 1:]) == {load_profile("k40c").curves["row_miss"](1.0)}
+    assert k40c.same_sector_ns == 0.0
+
+
+def test_time_models_share_every_count_and_differ_only_in_time():
+    graph, profile = load_graph("rmat:scale=10,ef=8,seed=2"), load_profile("h200")
+    critical = predict_bfs(graph, 1, parse_kernel("sm-4"), profile, l2_model="setassoc").per_level
+    eq4 = predict_bfs(graph, 1, parse_kernel("sm-4"), profile, l2_model="setassoc", time_model="eq4").per_level
+    counts = [c for c in critical.columns if c not in ("predicted_ns", "bottleneck")]
+    assert critical[counts].equals(eq4[counts])
+    floor = np.array([fixed_ns(profile, phase) for phase in critical["phase"]])
+    assert (critical["predicted_ns"].to_numpy() > floor).all()
+    assert set(critical["bottleneck"]) <= {"L2H", "RBH", "RBM", "L2S", "latency"}
+    with pytest.raises(InputError, match="unknown time model"):
+        predict_bfs(graph, 1, parse_kernel("sm-4"), profile, time_model="amdahl")
+
