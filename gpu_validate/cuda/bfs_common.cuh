@@ -83,3 +83,25 @@ __device__ __forceinline__ int load_vertex(const int* queue, const int* row_star
 
 __device__ __forceinline__ int global_warp() { return (blockIdx.x * blockDim.x + threadIdx.x) >> 5; }
 __device__ __forceinline__ int launched_warps() { return (gridDim.x * blockDim.x) >> 5; }
+
+// Inclusive prefix sum of `value` over the warp's lanes (shuffles only, no memory job): ws and scan
+// turn their vertices' degrees into edge offsets with it.
+__device__ __forceinline__ int warp_inclusive_sum(int value, int lane) {
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        int up = __shfl_up_sync(0xffffffffu, value, d);
+        if (lane >= d) value += up;
+    }
+    return value;
+}
+
+// The entry that owns edge i: the last of offset[0 .. last] that is <= i (binary search in shared
+// memory, no global memory job; the owner has degree > 0).
+__device__ __forceinline__ int owner_of(const int* offset, int last, int i) {
+    int lo = 0, hi = last;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) >> 1;
+        if (offset[mid] <= i) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}

@@ -22,12 +22,7 @@ bfs_expand_scan(const int* queue, int size, const int* row_start, const int* edg
             if (tid < count) load_vertex(queue, row_start, chunk * C + tid, &begin, &end, counters);
         }
         int degree = end - begin;
-        int inclusive = degree;
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-            int up = __shfl_up_sync(0xffffffffu, inclusive, d);
-            if (lane >= d) inclusive += up;
-        }
+        const int inclusive = warp_inclusive_sum(degree, lane);
         if (lane == 31) warp_total[warp] = inclusive;
         __syncthreads();
         int before = 0, total = 0;
@@ -41,11 +36,7 @@ bfs_expand_scan(const int* queue, int size, const int* row_start, const int* edg
         __syncthreads();
 #pragma unroll 1
         for (int i = tid; i < total; i += C) {
-            int lo = 0, hi = C - 1;
-            while (lo < hi) {
-                int mid = (lo + hi + 1) >> 1;
-                if (offset[mid] <= i) lo = mid; else hi = mid - 1;
-            }
+            const int lo = owner_of(offset, C - 1, i);
             visit_edge(edge_dst, level, first_edge[lo] + i - offset[lo], current + 1, counters);
         }
         __syncthreads();

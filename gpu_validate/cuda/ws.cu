@@ -18,23 +18,14 @@ bfs_expand_ws(const int* queue, int size, const int* row_start, const int* edge_
         int begin = 0, end = 0;
         if (pos < size) load_vertex(queue, row_start, pos, &begin, &end, counters);
         int degree = end - begin;
-        int inclusive = degree;
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-            int up = __shfl_up_sync(0xffffffffu, inclusive, d);
-            if (lane >= d) inclusive += up;
-        }
+        const int inclusive = warp_inclusive_sum(degree, lane);
         const int total = __shfl_sync(0xffffffffu, inclusive, 31);
         first_edge[threadIdx.x] = begin;
         offset[threadIdx.x] = pos < size ? inclusive - degree : total;
         __syncwarp();
 #pragma unroll 1
         for (int i = lane; i < total; i += 32) {
-            int lo = 0, hi = 31;  // the last lane whose offset is <= i owns edge i (it has degree > 0)
-            while (lo < hi) {
-                int mid = (lo + hi + 1) >> 1;
-                if (offset[base + mid] <= i) lo = mid; else hi = mid - 1;
-            }
+            const int lo = owner_of(offset + base, 31, i);
             visit_edge(edge_dst, level, first_edge[base + lo] + i - offset[base + lo], current + 1, counters);
         }
         __syncwarp();
