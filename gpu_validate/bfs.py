@@ -73,11 +73,14 @@ class GpuBfs:
         self.status = cp.zeros(self.full_wave, dtype=cp.uint64)  # one look-back word per compaction tile
         self.tickets = cp.zeros(TICKET_SLOTS, dtype=cp.uint32)  # one tile counter per compaction launch
         self.epoch = 0
-        if kernel.strategy == "topo":
-            self.expand = modules.function("topo", instrumented)
-        else:
-            self.expand = modules.function(kernel.strategy, instrumented, kernel.param)
+        if kernel.data_driven:
+            if kernel.expansion.block_size not in (None, DEFAULT_BLOCK):
+                raise InputError(f"{kernel.label}: the CUDA kernels run blocks of {DEFAULT_BLOCK} threads, "
+                                 f"not {kernel.expansion.block_size}")
+            self.expand = modules.expansion(kernel.expansion, instrumented)
             self.compact = modules.function("compact", instrumented)
+        else:
+            self.expand = modules.function("topo", instrumented)
         self._frontiers: dict[int, Frontiers] = {}
 
     def frontiers(self, source: int) -> Frontiers:
@@ -139,7 +142,7 @@ class GpuBfs:
         rows = []
         level, size = 0, 1
         while True:
-            if self.kernel.strategy == "topo":
+            if not self.kernel.data_driven:
                 done = on_launch()
                 grid = self._launch_topo(level)
                 rows.append(self._row(source, level, "topo", grid, front_size(front, level), done()))
@@ -231,7 +234,7 @@ class GpuBfs:
         frontier = front.frontier(level)
         if frontier.size:
             self.queue[: frontier.size].set(frontier.astype(np.int32))
-        if self.kernel.strategy == "topo":
+        if not self.kernel.data_driven:
             grid = self._launch_topo(level)
             return [{**_key(self.kernel, source, level, "topo"), "grid": grid}]
         grid = self._launch_expand(frontier.size, level)

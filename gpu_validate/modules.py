@@ -1,8 +1,10 @@
 """The CUDA C sources of the modelled kernels (package data) compiled with cupy.RawModule.
 
-One source file per kernel (`cuda/<name>.cu`, sharing `bfs_common.cuh`), built twice on demand:
-plain for timing and Nsight Compute, and with `-DCOUNT_LANES=1` for the lane and job counters.
-`sm-S` is a template instantiated for the group sizes asked for.
+One source file per kernel, sharing `bfs_common.cuh`, built twice on demand: plain for timing
+and Nsight Compute, and with `-DCOUNT_LANES=1` for the lane and job counters. An expansion by a
+registered mapping strategy is found by the strategy's name: `cuda/<name>.cu` defines
+`bfs_expand_<name>`, a template over the strategy's parameters that are not the block size
+(`bfs_expand_group<S>`), or a plain `extern "C"` kernel when there are none (`ws`, `scan`).
 """
 from __future__ import annotations
 
@@ -10,10 +12,10 @@ import functools
 import importlib.resources
 from pathlib import Path
 
-SOURCES = {"topo": "topo.cu", "group": "group.cu", "ws": "ws.cu", "scan": "scan.cu", "compact": "compact.cu",
-           "hold": "hold.cu", "empty": "hold.cu"}
-FUNCTIONS = {"topo": "bfs_topo", "ws": "bfs_expand_ws", "scan": "bfs_expand_scan", "compact": "bfs_compact",
-             "hold": "hold_until", "empty": "empty_launch"}
+from simdmodel.errors import InputError
+
+FIXED_SOURCES = {"topo": ("topo.cu", "bfs_topo"), "compact": ("compact.cu", "bfs_compact"),
+                 "hold": ("hold.cu", "hold_until"), "empty": ("hold.cu", "empty_launch")}
 
 
 def cuda_dir() -> Path:
@@ -21,25 +23,47 @@ def cuda_dir() -> Path:
     return Path(str(importlib.resources.files("gpu_validate").joinpath("cuda")))
 
 
+def source_file(name: str) -> str:
+    """The .cu file of a fixed kernel (`topo`, `compact`, ...) or of a strategy's expansion."""
+    return FIXED_SOURCES[name][0] if name in FIXED_SOURCES else f"{name}.cu"
+
+
 def source_text(name: str) -> str:
-    return (cuda_dir() / SOURCES[name]).read_text(encoding="utf-8")
+    """The CUDA source of `name` (see `source_file`)."""
+    return (cuda_dir() / source_file(name)).read_text(encoding="utf-8")
 
 
 def compile_options(instrumented: bool) -> tuple[str, ...]:
     return ("-std=c++17", f"-I{cuda_dir()}", f"-DCOUNT_LANES={int(instrumented)}", "-lineinfo")
 
 
+def expansion_source(mapping) -> tuple[str, str, bool]:
+    """(source file, kernel name expression, is a template) of the expansion by `mapping`."""
+    spec = mapping.spec
+    arguments = [str(v) for p, v in zip(spec.params, mapping.params) if not p.binds_block]
+    file_name = source_file(spec.name)
+    if not (cuda_dir() / file_name).is_file():
+        raise InputError(f"strategy {spec.name!r} has no CUDA kernel (gpu_validate/cuda/{file_name})")
+    name = f"bfs_expand_{spec.name}"
+    return file_name, f"{name}<{','.join(arguments)}>" if arguments else name, bool(arguments)
+
+
 @functools.cache
-def _module(name: str, instrumented: bool, group_sizes: tuple[int, ...]):
+def _module(file_name: str, instrumented: bool, expressions: tuple[str, ...]):
     import cupy
 
-    expressions = [f"bfs_expand_group<{s}>" for s in group_sizes] if name == "group" else None
-    return cupy.RawModule(code=source_text(name), options=compile_options(instrumented),
-                          name_expressions=expressions)
+    code = (cuda_dir() / file_name).read_text(encoding="utf-8")
+    return cupy.RawModule(code=code, options=compile_options(instrumented),
+                          name_expressions=list(expressions) or None)
 
 
-def function(name: str, instrumented: bool = False, group_size: int | None = None):
-    """The compiled kernel `name` (a SOURCES key); `group_size` picks the sm-S instantiation."""
-    if name == "group":
-        return _module("group", instrumented, (group_size,)).get_function(f"bfs_expand_group<{group_size}>")
-    return _module(name, instrumented, ()).get_function(FUNCTIONS[name])
+def function(name: str, instrumented: bool = False):
+    """A compiled fixed kernel: `topo`, `compact`, `hold` or `empty`."""
+    file_name, entry = FIXED_SOURCES[name]
+    return _module(file_name, instrumented, ()).get_function(entry)
+
+
+def expansion(mapping, instrumented: bool = False):
+    """The compiled expansion kernel of `mapping` (a simdmodel Mapping)."""
+    file_name, entry, template = expansion_source(mapping)
+    return _module(file_name, instrumented, (entry,) if template else ()).get_function(entry)

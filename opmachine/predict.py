@@ -23,17 +23,7 @@ from simdmodel.frontier import bfs
 from .bfs_machine import SERVERS
 from .cache import SetAssocState
 from .critical import CriticalPathModel, launch_time, slot_loads
-from .kernels import (
-    DEFAULT_BLOCK,
-    Kernel,
-    Launch,
-    compact_counts,
-    compact_jobs,
-    group_jobs,
-    scan_jobs,
-    topo_jobs,
-    ws_jobs,
-)
+from .kernels import DEFAULT_BLOCK, Kernel, Launch, compact_counts, compact_jobs, expansion_jobs, topo_jobs
 from .layout import layout_for
 from .machine import OperatorMachine, Server
 from .memory import L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, l2_geometry, simulate_launch_outcomes
@@ -119,15 +109,13 @@ def threads_launch(threads: int) -> Launch:
 
 def expansion_launch(kernel: Kernel, profile, front_size: int, block: int = DEFAULT_BLOCK,
                      grid: int | None = None) -> Launch:
-    """The launch of a data-driven expansion: `grid` if given, else the blocks the frontier needs, at most one full wave."""
+    """The launch of a data-driven expansion: `grid` if given, else the blocks the frontier's work
+    units need (the strategy's geometry), at most one full wave."""
     if grid is not None:
         return Launch(block, grid)
-    if kernel.strategy == "scan":
-        needed_blocks = -(-front_size // block)
-    else:
-        per_warp = 32 // kernel.param if kernel.strategy == "group" else 32
-        needed_warps = -(-front_size // per_warp)
-        needed_blocks = -(-needed_warps // (block // 32))
+    geometry = kernel.expansion.with_block(block).geometry
+    needed_warps = -(-front_size // geometry.unit_entries) * geometry.unit_warps
+    needed_blocks = -(-needed_warps // (block // 32))
     return Launch(block, max(1, min(profile.full_wave_grid(block), needed_blocks)))
 
 
@@ -223,7 +211,9 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     if threads is not None:
         fixed = threads_launch(threads)
         block, grid = fixed.block, fixed.grid
-    block = DEFAULT_BLOCK if block is None else block
+    if block is None:
+        block = (kernel.expansion.block_size if kernel.data_driven else None) or DEFAULT_BLOCK
+    expansion = kernel.expansion.with_block(block) if kernel.data_driven else None  # a CTA's C is the block
     load = None if occupancy is None else occupancy * profile.physical_warps
     frontiers = bfs(graph, source)
     layout = layout_for(graph.n, graph.m)
@@ -252,18 +242,13 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
         steps = tqdm(steps, desc=f"opm {kernel.label}", unit="level", leave=False)
     for level in steps:
         front = frontiers.frontier(level)
-        if kernel.strategy == "topo":
+        if expansion is None:
             launch = Launch(block, grid if grid is not None else profile.full_wave_grid(block))
             trace = topo_jobs(graph, levels, stamp, level, layout, launch.warps)
             phase = "topo"
         else:
             launch = expansion_launch(kernel, profile, front.size, block, grid)
-            if kernel.strategy == "group":
-                trace = group_jobs(graph, levels, stamp, level, front, kernel.param, layout, launch.warps)
-            elif kernel.strategy == "ws":
-                trace = ws_jobs(graph, levels, stamp, level, front, layout, launch.warps)
-            else:
-                trace = scan_jobs(graph, levels, stamp, level, front, launch.block, layout, launch.grid)
+            trace = expansion_jobs(graph, levels, stamp, level, front, expansion, layout, launch.warps)
             phase = "expand"
         counts, misses_at, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
         if misses_at is not None:

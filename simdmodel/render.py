@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 
 from .atomic import write_text
-from .strategies import mapping_label
 from .warpsim import Analysis
 
 PERCENT_COLUMNS = {"ua": "UA", "ur": "UR", "idle": "idle", "me": "ME"}
@@ -55,7 +54,7 @@ def _analysis_table(result: Analysis, per_level: bool) -> str:
     if per_level:
         return _per_level_table(result)
     table = result.summary()
-    shown = pd.DataFrame({"mapping": [mapping_label(s, g) for s, g in zip(table["strategy"], table["group_size"])]})
+    shown = pd.DataFrame({"mapping": table["mapping"]})
     for column in ("warp_iterations", "total_lanes", "useful_lanes"):
         shown[column] = table[column].map("{:,}".format)
     for column, title in PERCENT_COLUMNS.items():
@@ -66,7 +65,6 @@ def _analysis_table(result: Analysis, per_level: bool) -> str:
 def _per_level_table(result: Analysis) -> str:
     """One row per level (summed over sources): frontier sizes, ME% per mapping, the best one."""
     summary = result.summary(per_level=True, per_source=False)
-    summary["mapping"] = [mapping_label(s, g) for s, g in zip(summary["strategy"], summary["group_size"])]
     me = summary.pivot(index="level", columns="mapping", values="me")
     me = me[[m for m in dict.fromkeys(summary["mapping"])]]
     sizes = result.frontier_sizes.groupby("level")[["vertices", "edges"]].sum()

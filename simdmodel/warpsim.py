@@ -15,10 +15,10 @@ from tqdm.auto import tqdm
 
 from .frontier import bfs
 from .graph import CSRGraph
-from .strategies import LANE_FIELDS, Mapping, mapping_label, mappings as make_mappings
+from .strategies import LANE_FIELDS, Mapping, mappings as make_mappings
 
 RATE_FIELDS = ("ua", "ur", "idle", "me")
-SUMMARY_COLUMNS = ("strategy", "group_size", *LANE_FIELDS, *RATE_FIELDS)
+SUMMARY_COLUMNS = ("strategy", "group_size", *LANE_FIELDS, *RATE_FIELDS, "mapping")
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,7 +53,7 @@ class Analysis:
 
 def summarize(per_level: pd.DataFrame, keys: Sequence[str] = ()) -> pd.DataFrame:
     """Sum lane counts over everything but `keys` and the mapping, then add the rate columns."""
-    group_keys = [*keys, "strategy", "group_size"]
+    group_keys = [*keys, "strategy", "group_size", "mapping"]
     summed = (
         per_level.groupby(group_keys, sort=False, dropna=False)[list(LANE_FIELDS)]
         .sum()
@@ -78,13 +78,12 @@ def recommend(summary: pd.DataFrame, keys: Sequence[str] = ()) -> pd.DataFrame:
     """Per `keys` group, the row with the highest ME (first listed wins ties; NaN rows skipped)."""
     rated = summary.dropna(subset=["me"])
     if rated.empty:
-        return rated[[*keys, "strategy", "group_size", "me"]]
+        return rated[[*keys, "mapping", "strategy", "group_size", "me"]]
     if keys:
         best_index = rated.groupby(list(keys), sort=True)["me"].idxmax()
     else:
         best_index = [rated["me"].idxmax()]
-    best = rated.loc[best_index, [*keys, "strategy", "group_size", "me"]].reset_index(drop=True)
-    best.insert(len(keys), "mapping", [mapping_label(s, g) for s, g in zip(best["strategy"], best["group_size"])])
+    best = rated.loc[best_index, [*keys, "mapping", "strategy", "group_size", "me"]].reset_index(drop=True)
     return best
 
 
@@ -119,6 +118,7 @@ def lane_table(graph: CSRGraph, sources: Sequence[int], mappings: Sequence[Mappi
             block.insert(0, "strategy", mapping.strategy)
             block.insert(0, "level", levels)
             block.insert(0, "source", int(source))
+            block["mapping"] = mapping.label
             blocks.append(block)
     return pd.concat(blocks, ignore_index=True), pd.concat(sizes, ignore_index=True)
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_opm
-from opmachine.kernels import (Kernel, compact_chunks_per_warp, compact_counts, group_jobs, parse_kernel, scan_jobs,
-                               topo_jobs, ws_jobs)
+from opmachine.kernels import (Kernel, compact_chunks_per_warp, compact_counts, expansion_jobs, parse_kernel,
+                               topo_jobs)
 from opmachine.layout import layout_for
 from opmachine.memory import interleaved_order
 from simdmodel.errors import InputError
@@ -128,8 +128,9 @@ def test_group_matches_lane_replay_and_lane_accounting(spec, size, warps):
     lanes = Mapping("group", size).count_lanes(degrees, frontiers.level_ptr)
     for level, trace in _replay_all(
             graph, frontiers,
-            lambda layout, stamp, level: group_jobs(graph, frontiers.levels, stamp, level,
-                                                    frontiers.frontier(level), size, layout, warps),
+            lambda layout, stamp, level: expansion_jobs(graph, frontiers.levels, stamp, level,
+                                                        frontiers.frontier(level), Mapping("group", size), layout,
+                                                        warps),
             lambda replay, level: naive_opm.group(replay, frontiers.frontier(level), size, warps)):
         # one EDL and one NF2 job per warp iteration of the lane accounting
         assert per_server(trace)[3] == per_server(trace)[4] == lanes[level, 0]
@@ -144,8 +145,8 @@ def test_ws_matches_lane_replay_and_lane_accounting(spec, warps):
     lanes = Mapping("ws").count_lanes(graph.degrees()[frontiers.vertices], frontiers.level_ptr)
     for level, trace in _replay_all(
             graph, frontiers,
-            lambda layout, stamp, level: ws_jobs(graph, frontiers.levels, stamp, level, frontiers.frontier(level),
-                                                 layout, warps),
+            lambda layout, stamp, level: expansion_jobs(graph, frontiers.levels, stamp, level,
+                                                        frontiers.frontier(level), Mapping("ws"), layout, warps),
             lambda replay, level: naive_opm.ws(replay, frontiers.frontier(level), warps)):
         assert per_server(trace)[3] == lanes[level, 0]
 
@@ -159,8 +160,9 @@ def test_scan_matches_lane_replay_and_lane_accounting(spec, cta, grid):
     lanes = Mapping("scan", cta).count_lanes(graph.degrees()[frontiers.vertices], frontiers.level_ptr)
     for level, trace in _replay_all(
             graph, frontiers,
-            lambda layout, stamp, level: scan_jobs(graph, frontiers.levels, stamp, level,
-                                                   frontiers.frontier(level), cta, layout, grid),
+            lambda layout, stamp, level: expansion_jobs(graph, frontiers.levels, stamp, level,
+                                                        frontiers.frontier(level), Mapping("scan", cta), layout,
+                                                        grid * cta // 32),
             lambda replay, level: naive_opm.scan(replay, frontiers.frontier(level), cta, grid)):
         assert per_server(trace)[3] == lanes[level, 0]
 
@@ -175,7 +177,7 @@ def test_op_stores_label_each_next_frontier_vertex(spec):
     stamp = np.full(graph.n, -1, dtype=np.int32)
     layout = layout_for(graph.n, graph.m)
     for level in range(frontiers.depth):
-        group_jobs(graph, frontiers.levels, stamp, level, frontiers.frontier(level), 4, layout, 2)
+        expansion_jobs(graph, frontiers.levels, stamp, level, frontiers.frontier(level), Mapping("group", 4), layout, 2)
         assert set(np.flatnonzero(stamp == level).tolist()) == set(
             frontiers.frontier(level + 1).tolist() if level + 1 < frontiers.depth else [])
 
@@ -222,25 +224,26 @@ def test_kernel_mapping_names_match_simdmodel():
     assert Kernel("topo").mapping() is None
 
 
-def _chunk_needs_hold(fill, args, chunks):
-    """Each chunk's declared need bounds what it writes: run it in buffers of exactly that size."""
-    for chunk in range(chunks):
+def _unit_needs_hold(fill, args, start, stop):
+    """Each unit's declared need bounds what it writes: run it in buffers of exactly that size."""
+    for unit in range(start, stop):
         empty = (np.zeros(0, np.int8), np.zeros(0, np.int32), np.zeros(1, np.int64), np.zeros(0, np.int32))
-        _, _, _, need_jobs, need_sectors = fill(*args, chunk, chunk + 1, *empty, 0, 0)
+        _, _, _, need_jobs, need_sectors = fill(*args, unit, unit + 1, *empty, 0, 0)
         buffers = (np.zeros(need_jobs, np.int8), np.zeros(need_jobs, np.int32), np.zeros(need_jobs + 1, np.int64),
                    np.zeros(need_sectors, np.int32))
-        done, nj, ns, _, _ = fill(*args, chunk, chunk + 1, *buffers, 0, 0)
-        assert done == chunk + 1 and nj <= need_jobs and ns <= need_sectors
+        done, n_jobs, n_sectors, _, _ = fill(*args, unit, unit + 1, *buffers, 0, 0)
+        assert done == unit + 1 and n_jobs <= need_jobs and n_sectors <= need_sectors
 
 
 @pytest.mark.parametrize("label", ["topo", "sm-1", "sm-7", "sm-32", "ws", "scan"])
-def test_declared_chunk_needs_bound_the_buffers(label):
+def test_declared_unit_needs_bound_the_buffers(label, monkeypatch):
     # Vertex 0 points at 8, 16, ..., 8 x 600, which have no out-edges: each frontier vertex's row
     # offsets lie in a sector of their own (2 x 32 sectors a warp) and there is no edge work, so
-    # the bound must not lean on the edges.
+    # the bound must not lean on the edges. The generators' numba fills are run unit by unit
+    # (chunk by chunk for topo) with exactly the buffers they declare.
     import scipy.sparse
 
-    from opmachine.kernels import group, scan, topo, ws
+    from opmachine.kernels import _jobs, expand, topo
     from simdmodel.load import load_graph
 
     targets = 8 * np.arange(1, 601)
@@ -249,20 +252,23 @@ def test_declared_chunk_needs_bound_the_buffers(label):
     graph = load_graph(matrix)
     frontiers = bfs(graph, 0)
     layout = layout_for(graph.n, graph.m)
-    base = layout.base_sector
-    stamp = np.full(graph.n, -1, dtype=np.int32)
     kernel = parse_kernel(label)
+    calls = []
+
+    def recording(fill, args, chunk, chunks, buffer):
+        calls.append((fill, args, chunk, chunks))
+        real_generate(fill, args, chunk, chunks, buffer)
+
+    real_generate = _jobs.generate
+    monkeypatch.setattr(expand, "generate", recording)
+    monkeypatch.setattr(topo, "generate", recording)
+    stamp = np.full(graph.n, -1, dtype=np.int32)
     for level in range(frontiers.depth):
-        front = frontiers.frontier(level)
-        common = (graph.indptr, graph.indices, frontiers.levels, stamp, level)
-        rest = (base["row_start"], base["edge_dst"], base["level"], base["queue"])
-        if label == "topo":
-            args = (*common, 64, base["num_nodes"], base["row_start"], base["edge_dst"], base["level"])
-            _chunk_needs_hold(topo._fill, args, -(-graph.n // 32))
-        elif kernel.strategy == "group":
-            _chunk_needs_hold(group._fill, (*common, front, kernel.param, 64, *rest),
-                              group.chunks_of(front.size, kernel.param))
-        elif label == "ws":
-            _chunk_needs_hold(ws._fill, (*common, front, 64, *rest), -(-front.size // 32))
+        if kernel.data_driven:
+            expansion_jobs(graph, frontiers.levels, stamp, level, frontiers.frontier(level), kernel.expansion, layout,
+                           64)
         else:
-            _chunk_needs_hold(scan._fill, (*common, front, 256, 8, *rest), -(-front.size // 256))
+            topo_jobs(graph, frontiers.levels, stamp, level, layout, 64)
+    assert calls
+    for fill, args, start, stop in calls:
+        _unit_needs_hold(fill, args, start, stop)

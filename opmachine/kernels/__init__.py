@@ -1,65 +1,76 @@
-"""The modelled BFS kernels, looked up by the strategy names simdmodel's lane accounting uses.
+"""The modelled BFS kernels: `topo`, or a data-driven expansion by any registered mapping strategy.
 
 `topo` is seed 003's topology-driven kernel (Listing 2). The data-driven kernels run two launches
-per round: an expansion of the sorted frontier queue by a mapping strategy (`group` as sm-S,
-`ws`, `scan`; seed 000 §5.1) and a compaction of the level array into the next sorted queue.
-Adding a strategy means adding one module here with its job generator and one entry below.
+per round: an expansion of the sorted frontier queue by a mapping strategy (`sm-S`, `ws`, `scan`,
+or any strategy registered in `simdmodel.strategies`; seed 000 §5.1), whose jobs come from the
+strategy's own decomposition (`expand`), and a compaction of the level array into the next sorted
+queue (`compact`). A new strategy needs nothing here.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from simdmodel.errors import InputError
-from simdmodel.strategies import (
-    WARP_SIZE,
-    Mapping,
-    check_cta_size,
-    check_group_size,
-    mapping_label,
-)
+from simdmodel.strategies import REGISTRY, WARP_SIZE, Mapping, check_cta_size, parse_mapping
 
 from ._jobs import ANI, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobTrace
 from .compact import compact_chunks_per_warp, compact_counts, compact_jobs
-from .group import group_jobs
-from .scan import scan_jobs
+from .expand import expansion_jobs
 from .topo import topo_jobs
-from .ws import ws_jobs
 
 DEFAULT_BLOCK = 256
+TOPO = "topo"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Kernel:
-    """A modelled kernel: `topo`, or a data-driven expansion by `strategy` with its parameter."""
+    """A modelled kernel: `topo` (expansion is None), or a data-driven expansion by a mapping.
 
-    strategy: str  # "topo", "group", "ws" or "scan"
-    param: int | None = None  # S for group
+    `Kernel("topo")`, `Kernel("group", 8)`, `Kernel("ws")` or `Kernel(Mapping(...))`.
+    """
+
+    expansion: Mapping | None
+
+    def __init__(self, what, *values):
+        if isinstance(what, Mapping):
+            expansion = what
+        elif what == TOPO:
+            expansion = None
+        else:
+            expansion = Mapping(what, *values)
+        object.__setattr__(self, "expansion", expansion)
 
     @property
     def label(self) -> str:
-        return "topo" if self.strategy == "topo" else mapping_label(self.strategy, self.param)
+        return TOPO if self.expansion is None else self.expansion.label
+
+    @property
+    def strategy(self) -> str:
+        """`topo` or the expansion's strategy name."""
+        return TOPO if self.expansion is None else self.expansion.strategy
 
     @property
     def data_driven(self) -> bool:
-        return self.strategy != "topo"
+        return self.expansion is not None
 
     def mapping(self) -> Mapping | None:
         """The simdmodel mapping whose lane accounting this kernel's expansion shares."""
-        return None if self.strategy == "topo" else Mapping(self.strategy, self.param)
+        return self.expansion
 
 
 def parse_kernel(text: str) -> Kernel:
-    """`topo`, `sm-S` (S in 1..32), `ws` or `scan` (CTA size = block size)."""
+    """`topo` or a mapping label of any registered strategy (`sm-S` with S in 1..32, `ws`, `scan`)."""
     name = text.strip().lower()
-    if name in ("topo", "ws", "scan"):
-        return Kernel(name)
-    if name.startswith("sm-"):
-        try:
-            size = int(name[3:])
-        except ValueError:
-            raise InputError(f"kernel {text!r}: sm-S needs an integer group size S") from None
-        return Kernel("group", check_group_size(size))
-    raise InputError(f"unknown kernel {text!r} (choose topo, sm-S with S in 1..{WARP_SIZE}, ws or scan)")
+    if name == TOPO:
+        return Kernel(TOPO)
+    try:
+        return Kernel(parse_mapping(name))
+    except InputError as error:
+        if not str(error).startswith("unknown mapping"):
+            raise
+    others = [n for n in REGISTRY if n != "group"]
+    choices = ", ".join(others[:-1]) + (" or " if len(others) > 1 else "") + others[-1]
+    raise InputError(f"unknown kernel {text!r} (choose topo, sm-S with S in 1..{WARP_SIZE}, {choices})") from None
 
 
 @dataclass(frozen=True)
@@ -90,7 +101,7 @@ def check_grid(grid: int) -> int:
 
 
 __all__ = [
-    "ANI", "NF1", "ERL", "EDL", "NF2", "OP", "SERVER_FIELDS", "DEFAULT_BLOCK", "JobTrace", "Kernel",
-    "Launch", "check_block", "check_grid", "compact_chunks_per_warp", "compact_counts", "compact_jobs", "group_jobs",
-    "parse_kernel", "scan_jobs", "topo_jobs", "ws_jobs",
+    "ANI", "NF1", "ERL", "EDL", "NF2", "OP", "SERVER_FIELDS", "DEFAULT_BLOCK", "TOPO", "JobTrace", "Kernel",
+    "Launch", "check_block", "check_grid", "compact_chunks_per_warp", "compact_counts", "compact_jobs",
+    "expansion_jobs", "parse_kernel", "topo_jobs",
 ]

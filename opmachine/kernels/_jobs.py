@@ -36,28 +36,28 @@ class JobTrace:
 
 
 @numba.njit(cache=True)
-def push_job(server, warp, elements, count, base_sector, job_server, job_warp, job_ptr, sectors, nj, ns):
+def push_job(server, warp, elements, count, base_sector, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
     """Append one job whose `count` active lanes touch `elements[:count]` of an array at `base_sector`.
 
     Coalesces the lane addresses into ascending distinct sectors (insertion into a sorted run of
     at most 32). Returns the new (jobs, sectors) fill counts.
     """
-    start = ns
+    start = n_sectors
     for i in range(count):
         s = base_sector + elements[i] // ELEMENTS_PER_SECTOR
-        j = ns
+        j = n_sectors
         while j > start and sectors[j - 1] > s:
             j -= 1
         if j > start and sectors[j - 1] == s:
             continue
-        for t in range(ns, j, -1):
+        for t in range(n_sectors, j, -1):
             sectors[t] = sectors[t - 1]
         sectors[j] = s
-        ns += 1
-    job_server[nj] = server
-    job_warp[nj] = warp
-    job_ptr[nj + 1] = ns
-    return nj + 1, ns
+        n_sectors += 1
+    job_server[n_jobs] = server
+    job_warp[n_jobs] = warp
+    job_ptr[n_jobs + 1] = n_sectors
+    return n_jobs + 1, n_sectors
 
 
 class JobBuffer:
@@ -68,21 +68,21 @@ class JobBuffer:
         self.warp = np.empty(max(jobs, 16), dtype=np.int32)
         self.ptr = np.zeros(max(jobs, 16) + 1, dtype=np.int64)
         self.sectors = np.empty(max(sectors, 64), dtype=np.int32)
-        self.nj = 0
-        self.ns = 0
+        self.n_jobs = 0
+        self.n_sectors = 0
 
     def grow(self, need_jobs: int, need_sectors: int) -> None:
-        if self.nj + need_jobs > self.server.size:
-            size = max(2 * self.server.size, self.nj + need_jobs)
+        if self.n_jobs + need_jobs > self.server.size:
+            size = max(2 * self.server.size, self.n_jobs + need_jobs)
             self.server = _resized(self.server, size)
             self.warp = _resized(self.warp, size)
             self.ptr = _resized(self.ptr, size + 1)
-        if self.ns + need_sectors > self.sectors.size:
-            self.sectors = _resized(self.sectors, max(2 * self.sectors.size, self.ns + need_sectors))
+        if self.n_sectors + need_sectors > self.sectors.size:
+            self.sectors = _resized(self.sectors, max(2 * self.sectors.size, self.n_sectors + need_sectors))
 
     def trace(self, warps: int) -> JobTrace:
-        return JobTrace(self.server[: self.nj].copy(), self.warp[: self.nj].copy(),
-                        self.ptr[: self.nj + 1].copy(), self.sectors[: self.ns].copy(), warps)
+        return JobTrace(self.server[: self.n_jobs].copy(), self.warp[: self.n_jobs].copy(),
+                        self.ptr[: self.n_jobs + 1].copy(), self.sectors[: self.n_sectors].copy(), warps)
 
 
 def _resized(array: np.ndarray, size: int) -> np.ndarray:
@@ -91,26 +91,26 @@ def _resized(array: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def generate(fill, args: tuple, chunks: int, warps: int, jobs_hint: int, sectors_hint: int) -> JobTrace:
-    """Drive `fill(*args, chunk, chunks, server, warp, ptr, sectors, nj, ns)` over all chunks.
+def generate(fill, args: tuple, chunk: int, chunks: int, buffer: JobBuffer) -> None:
+    """Drive `fill(*args, chunk, chunks, server, warp, ptr, sectors, n_jobs, n_sectors)` from `chunk`
+    to `chunks`, appending to `buffer`.
 
     `fill` returns (next chunk, jobs, sectors, jobs needed, sectors needed); it stops before a chunk
     that might not fit, and this loop grows the buffers and resumes there.
     """
-    buffer = JobBuffer(jobs_hint, sectors_hint)
-    chunk = 0
     while True:
-        chunk, buffer.nj, buffer.ns, need_jobs, need_sectors = fill(
-            *args, chunk, chunks, buffer.server, buffer.warp, buffer.ptr, buffer.sectors, buffer.nj, buffer.ns)
+        chunk, buffer.n_jobs, buffer.n_sectors, need_jobs, need_sectors = fill(
+            *args, chunk, chunks, buffer.server, buffer.warp, buffer.ptr, buffer.sectors, buffer.n_jobs,
+            buffer.n_sectors)
         if chunk >= chunks:
-            return buffer.trace(warps)
+            return
         buffer.grow(need_jobs, need_sectors)
 
 
 @numba.njit(cache=True)
-def fits(nj, ns, need_jobs, need_sectors, job_server, sectors):
+def fits(n_jobs, n_sectors, need_jobs, need_sectors, job_server, sectors):
     """Whether a chunk needing at most these many jobs and sectors fits in the buffers."""
-    return nj + need_jobs <= job_server.size and ns + need_sectors <= sectors.size
+    return n_jobs + need_jobs <= job_server.size and n_sectors + need_sectors <= sectors.size
 
 
 @numba.njit(cache=True)
@@ -136,37 +136,41 @@ def expand_edges(edges, count, indices, levels, stamp, level, dst, stores):
 
 @numba.njit(cache=True)
 def inner_iteration(warp, edges, count, indices, levels, stamp, level, base_edge, base_level, dst, stores,
-                    job_server, job_warp, job_ptr, sectors, nj, ns):
+                    job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
     """Jobs of one lockstep edge iteration: EDL reads edge_dst, NF2 reads level[dst], OP stores.
 
     OP is one job when at least one lane stores (seed 003 §6.3, Fig. 4).
     """
-    nj, ns = push_job(EDL, warp, edges, count, base_edge, job_server, job_warp, job_ptr, sectors, nj, ns)
+    n_jobs, n_sectors = push_job(EDL, warp, edges, count, base_edge,
+                                 job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
     stored = expand_edges(edges, count, indices, levels, stamp, level, dst, stores)
-    nj, ns = push_job(NF2, warp, dst, count, base_level, job_server, job_warp, job_ptr, sectors, nj, ns)
+    n_jobs, n_sectors = push_job(NF2, warp, dst, count, base_level,
+                                 job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
     if stored > 0:
-        nj, ns = push_job(OP, warp, stores, stored, base_level, job_server, job_warp, job_ptr, sectors, nj, ns)
-    return nj, ns
+        n_jobs, n_sectors = push_job(OP, warp, stores, stored, base_level,
+                                     job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
+    return n_jobs, n_sectors
 
 
 @numba.njit(cache=True)
 def input_jobs(warp, first, vertex, lo, hi, b_queue, b_row, elements, job_server, job_warp, job_ptr, sectors,
-               nj, ns):
+               n_jobs, n_sectors):
     """A data-driven warp's input: ANI reads queue positions first+lo .. first+hi-1, then ERL reads
     `row_start[v]` and `row_start[v+1]` of their vertices `vertex[lo:hi]` (two jobs)."""
     for k in range(lo, hi):
         elements[k - lo] = first + k
-    nj, ns = push_job(ANI, warp, elements, hi - lo, b_queue, job_server, job_warp, job_ptr, sectors, nj, ns)
+    n_jobs, n_sectors = push_job(ANI, warp, elements, hi - lo, b_queue,
+                                 job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
     for k in range(lo, hi):
         elements[k - lo] = vertex[k]
-    nj, ns = push_job(ERL, warp, elements, hi - lo, b_row, job_server, job_warp, job_ptr, sectors, nj, ns)
+    n_jobs, n_sectors = push_job(ERL, warp, elements, hi - lo, b_row,
+                                 job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
     for k in range(lo, hi):
         elements[k - lo] = vertex[k] + 1
-    return push_job(ERL, warp, elements, hi - lo, b_row, job_server, job_warp, job_ptr, sectors, nj, ns)
+    return push_job(ERL, warp, elements, hi - lo, b_row, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
 
 
 @numba.njit(cache=True)
 def lane_buffers():
-    """Five scratch arrays of one value per lane: elements, vertices, edges, destinations, stores."""
-    return (np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64),
-            np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64))
+    """Three scratch arrays of one value per lane: elements, destinations, stores."""
+    return np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64)

@@ -5,72 +5,99 @@ t, t+T, ...; with T a multiple of 32, warp w's k-th step covers the 32 nodes of 
 Per warp step (Fig. 4): ANI re-reads `num_nodes`, NF1 reads `level[node]`; if any lane passes the
 filter, ERL reads `row_start[node]` and `row_start[node+1]`; the inner loop runs max(active
 degrees) times, each an EDL, an NF2 and, when a lane stores, an OP job.
+
+The active nodes of a chunk are one work unit of the `group` strategy with S = 1 (one lane per
+node, inactive lanes idle as empty groups): `topology_units` cuts the frontier so, and the jobs
+and `simdmodel.topology_lanes` both take the inner loop from that one decomposition.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from ._jobs import (
-    ANI,
-    ERL,
-    NF1,
-    fits,
-    generate,
-    inner_iteration,
-    lane_buffers,
-    push_job,
-)
+from simdmodel.strategies import schedules
+from simdmodel.topology import THREAD_PER_NODE, topology_units
+
+from ._jobs import ANI, ERL, NF1, JobBuffer, JobTrace, fits, generate, inner_iteration, lane_buffers, push_job
+from .expand import INPUT_SECTORS_PER_WARP, unit_steps
 
 
 @numba.njit(cache=True)
-def _fill(indptr, indices, levels, stamp, level, warps, b_ani, b_row, b_edge, b_level,
-          chunk, chunks, job_server, job_warp, job_ptr, sectors, nj, ns):
+def _fill(indptr, indices, levels, stamp, level, warps, front, unit_ptr, unit_chunk, first_step, step_end, edges,
+          b_ani, b_row, b_edge, b_level, chunk, chunks, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
     n = levels.size
-    elements, active, edges, dst, stores = lane_buffers()
+    elements, dst, stores = lane_buffers()
+    units = unit_chunk.size
+    unit = np.searchsorted(unit_chunk, chunk)  # the first unit at or after `chunk`
     while chunk < chunks:
+        active = unit < units and unit_chunk[unit] == chunk
+        need_jobs = 2
+        need_sectors = 1 + INPUT_SECTORS_PER_WARP
+        s0 = 0
+        s1 = 0
+        if active:
+            s0 = first_step[unit]
+            s1 = first_step[unit + 1]
+            need_jobs += 2 + 3 * (s1 - s0)
+            if s1 > s0:
+                need_sectors += 3 * (step_end[s1 - 1] - (step_end[s0 - 1] if s0 > 0 else 0))
+        if not fits(n_jobs, n_sectors, need_jobs, need_sectors, job_server, sectors):
+            return chunk, n_jobs, n_sectors, need_jobs, need_sectors
+        warp = chunk % warps
         first = chunk * 32
         last = min(first + 32, n)
-        count = 0
-        rounds = 0
-        work = 0
-        for v in range(first, last):
-            if levels[v] == level:
-                active[count] = v
-                count += 1
-                degree = indptr[v + 1] - indptr[v]
-                rounds = max(rounds, degree)
-                work += degree
-        if not fits(nj, ns, 4 + 3 * rounds, 20 + 3 * work, job_server, sectors):
-            return chunk, nj, ns, 4 + 3 * rounds, 20 + 3 * work
-        warp = chunk % warps
         elements[0] = 0
-        nj, ns = push_job(ANI, warp, elements, 1, b_ani, job_server, job_warp, job_ptr, sectors, nj, ns)
+        n_jobs, n_sectors = push_job(ANI, warp, elements, 1, b_ani, job_server, job_warp, job_ptr, sectors,
+                                     n_jobs, n_sectors)
         for i in range(last - first):
             elements[i] = first + i
-        nj, ns = push_job(NF1, warp, elements, last - first, b_level, job_server, job_warp, job_ptr, sectors, nj, ns)
-        if count > 0:
-            nj, ns = push_job(ERL, warp, active, count, b_row, job_server, job_warp, job_ptr, sectors, nj, ns)
+        n_jobs, n_sectors = push_job(NF1, warp, elements, last - first, b_level, job_server, job_warp, job_ptr,
+                                     sectors, n_jobs, n_sectors)
+        if active:
+            lo = unit_ptr[unit]
+            count = unit_ptr[unit + 1] - lo
             for i in range(count):
-                elements[i] = active[i] + 1
-            nj, ns = push_job(ERL, warp, elements, count, b_row, job_server, job_warp, job_ptr, sectors, nj, ns)
-            for step in range(rounds):
-                lanes = 0
-                for i in range(count):
-                    v = active[i]
-                    if indptr[v] + step < indptr[v + 1]:
-                        edges[lanes] = indptr[v] + step
-                        lanes += 1
-                nj, ns = inner_iteration(warp, edges, lanes, indices, levels, stamp, level, b_edge, b_level,
-                                         dst, stores, job_server, job_warp, job_ptr, sectors, nj, ns)
+                elements[i] = front[lo + i]
+            n_jobs, n_sectors = push_job(ERL, warp, elements, count, b_row, job_server, job_warp, job_ptr,
+                                         sectors, n_jobs, n_sectors)
+            for i in range(count):
+                elements[i] = front[lo + i] + 1
+            n_jobs, n_sectors = push_job(ERL, warp, elements, count, b_row, job_server, job_warp, job_ptr,
+                                         sectors, n_jobs, n_sectors)
+            for s in range(s0, s1):
+                e0 = step_end[s - 1] if s > 0 else 0
+                n_jobs, n_sectors = inner_iteration(warp, edges[e0:step_end[s]], step_end[s] - e0, indices, levels,
+                                                    stamp, level, b_edge, b_level, dst, stores, job_server,
+                                                    job_warp, job_ptr, sectors, n_jobs, n_sectors)
+            unit += 1
         chunk += 1
-    return chunk, nj, ns, 0, 0
+    return chunk, n_jobs, n_sectors, 0, 0
 
 
-def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, warps: int):
+def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, warps: int) -> JobTrace:
     """JobTrace of the topo launch that expands frontier `level` with `warps` launched warps."""
     chunks = -(-graph.n // 32)
+    front = np.flatnonzero(levels == level).astype(np.int32)
+    starts = graph.indptr[front]
+    degrees = graph.indptr[front + 1] - starts
+    unit_ptr = topology_units(front)
+    buffer = JobBuffer(3 * chunks, 6 * chunks)
     base = layout.base_sector
-    args = (graph.indptr, graph.indices, levels, stamp, level, warps,
-            base["num_nodes"], base["row_start"], base["edge_dst"], base["level"])
-    return generate(_fill, args, chunks, warps, 3 * chunks, 6 * chunks)
+    chunk = 0
+    blocks = list(schedules(THREAD_PER_NODE.spec, THREAD_PER_NODE.params, starts, degrees, unit_ptr))
+    for i, block in enumerate(blocks):
+        unit_chunk = (front[block.unit_ptr[:-1]] // 32).astype(np.int64)
+        stop = chunks if i == len(blocks) - 1 else int(unit_chunk[-1]) + 1
+        first_step = unit_steps(block.step_warp, 1, block.units)
+        args = (graph.indptr, graph.indices, levels, stamp, level, warps, front, block.unit_ptr, unit_chunk,
+                first_step, block.step_end, block.edges, base["num_nodes"], base["row_start"], base["edge_dst"],
+                base["level"])
+        generate(_fill, args, chunk, stop, buffer)
+        chunk = stop
+    if chunk < chunks:  # no active node at all: every chunk only loads and tests
+        empty = np.zeros(0, dtype=np.int64)
+        args = (graph.indptr, graph.indices, levels, stamp, level, warps, front, np.zeros(1, dtype=np.int64), empty,
+                np.zeros(1, dtype=np.int64), empty, np.zeros(0, dtype=np.int32), base["num_nodes"],
+                base["row_start"], base["edge_dst"], base["level"])
+        generate(_fill, args, chunk, chunks, buffer)
+    return buffer.trace(warps)

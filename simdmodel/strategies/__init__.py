@@ -1,79 +1,132 @@
-"""Work-mapping strategies, registered once by name (DESIGN.md "Other mapping strategies").
+"""Work-mapping strategies, each one registered object (DESIGN.md "Other mapping strategies").
 
-Every strategy module exposes `count_lanes(degrees, level_ptr, param)`: `degrees` are the
-out-degrees of the frontier vertices in walk order, concatenated level by level with offsets
-`level_ptr`; the result is an int64 array (levels x LANE_FIELDS) of per-level sums. The
-operator-machine job counter and the GPU kernels look strategies up by the same names.
+`registry.Strategy` is the plug-in: name, parameter schema, label, work geometry and one numba
+decomposition (which lane takes which edge at each warp step). A `Mapping` is a strategy with its
+parameter values; its lane counts per level come from the strategy's closed-form fast path when
+it has one, else from its decomposition (`schedule`). Shipped: `group` (sm-S), `ws`, `scan`.
+Adding a strategy = one module here that calls `register`, one `gpu_validate/cuda/<name>.cu`
+and one naive reference in tests.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
-
 import numpy as np
+import pandas as pd
 
 from ..errors import InputError
-from . import group, scan, ws
+from . import group, scan, ws  # noqa: F401  (each registers its strategy)
 from .lanes import LANE_FIELDS, WARP_SIZE
+from .registry import REGISTRY, Geometry, Param, Strategy, get_strategy, register, unregister
+from .scan import DEFAULT_CTA_SIZE
+from .schedule import Schedule, decomposed_lanes, queue_units, schedule_lanes, schedules
 
-
-@dataclass(frozen=True)
-class Strategy:
-    """A registered strategy: how to count its lanes and what its one parameter means."""
-
-    name: str
-    count_lanes: Callable[[np.ndarray, np.ndarray, int], np.ndarray]
-    param_name: str | None
-    description: str
-
-
-STRATEGIES: dict[str, Strategy] = {
-    "group": Strategy("group", group.count_lanes, "group_size", group.__doc__.strip().splitlines()[0]),
-    "ws": Strategy("ws", ws.count_lanes, None, ws.__doc__.strip().splitlines()[0]),
-    "scan": Strategy("scan", scan.count_lanes, "cta_size", scan.__doc__.strip().splitlines()[0]),
-}
-
+STRATEGIES = REGISTRY
 DEFAULT_GROUP_SIZES = (1, 2, 4, 8, 16, 32)
-DEFAULT_CTA_SIZE = 256
 
 
-@dataclass(frozen=True)
 class Mapping:
-    """One concrete mapping: a strategy and its parameter (S for group, C for scan, None for ws)."""
+    """One concrete mapping: a registered strategy and its parameter values in schema order.
 
-    strategy: str
-    param: int | None = None
+    `Mapping("group", 8)`, `Mapping("ws")`, `Mapping("scan", 256)`; missing values take the
+    schema's defaults, and every value is checked.
+    """
+
+    __slots__ = ("strategy", "params")
+
+    def __init__(self, strategy: str, *values):
+        object.__setattr__(self, "strategy", strategy)
+        object.__setattr__(self, "params", get_strategy(strategy).check_params(tuple(values)))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Mapping is immutable")
+
+    def __eq__(self, other):
+        return isinstance(other, Mapping) and (self.strategy, self.params) == (other.strategy, other.params)
+
+    def __hash__(self):
+        return hash((self.strategy, self.params))
+
+    def __repr__(self):
+        return f"Mapping({self.strategy!r}{''.join(f', {p}' for p in self.params)})"
+
+    @property
+    def spec(self) -> Strategy:
+        """The registered strategy object."""
+        return get_strategy(self.strategy)
 
     @property
     def label(self) -> str:
-        """Short name used in tables: sm-S for group (seed 000 §5.1), else the strategy name."""
-        return mapping_label(self.strategy, self.group_size)
+        """Short name used in tables: sm-S for group (seed 000 §5.1), else the strategy's label."""
+        return self.spec.label(self.params)
+
+    @property
+    def param(self) -> int | None:
+        """The value of a one-parameter strategy (S of group, C of scan), else None."""
+        return self.params[0] if len(self.params) == 1 else None
+
+    def value(self, name: str) -> int | None:
+        """The value of parameter `name`, or None if the strategy has no such parameter."""
+        for p, v in zip(self.spec.params, self.params):
+            if p.name == name:
+                return v
+        return None
 
     @property
     def group_size(self) -> int | None:
-        return self.param if self.strategy == "group" else None
+        return self.value("group_size")
+
+    @property
+    def geometry(self) -> Geometry:
+        return self.spec.geometry(self.params)
+
+    @property
+    def block_size(self) -> int | None:
+        """The block size this mapping fixes (a CTA-wide strategy's C), or None."""
+        for p, v in zip(self.spec.params, self.params):
+            if p.binds_block:
+                return v
+        return None
+
+    def with_block(self, block: int) -> "Mapping":
+        """This mapping launched with `block` threads per block: a block-bound parameter (a CTA-wide
+        strategy's C) becomes `block`, other strategies are unchanged."""
+        values = tuple(block if p.binds_block else v for p, v in zip(self.spec.params, self.params))
+        return Mapping(self.strategy, *values)
 
     def count_lanes(self, degrees: np.ndarray, level_ptr: np.ndarray) -> np.ndarray:
-        """Per-level lane sums (levels x LANE_FIELDS) for this mapping."""
-        param = 0 if self.param is None else self.param
-        return STRATEGIES[self.strategy].count_lanes(degrees, level_ptr, param)
+        """Per-level lane sums (levels x LANE_FIELDS) of a queue of out-degrees walked level by level."""
+        spec = self.spec
+        if spec.fast_lanes is not None:
+            return spec.fast_lanes(degrees, level_ptr, *self.params) if self.params else \
+                spec.fast_lanes(degrees, level_ptr, 0)
+        return self.decomposed_lanes(degrees, level_ptr)
+
+    def decomposed_lanes(self, degrees: np.ndarray, level_ptr: np.ndarray) -> np.ndarray:
+        """Per-level lane sums from the decomposition itself (what the fast path must equal)."""
+        return decomposed_lanes(self.spec, self.params, self.geometry, degrees, level_ptr)
+
+
+def parse_mapping(text: str) -> Mapping:
+    """A mapping from its label (`sm-4`, `ws`, `scan`), asking every registered strategy."""
+    name = text.strip().lower()
+    for strategy in REGISTRY.values():
+        values = strategy.parse_label(name)
+        if values is not None:
+            return Mapping(strategy.name, *values)
+    raise InputError(f"unknown mapping {text!r}")
 
 
 def mapping_label(strategy: str, group_size=None) -> str:
-    """Table name of a mapping: sm-S for group with size S, else the strategy name."""
-    return f"sm-{int(group_size)}" if strategy == "group" else strategy
+    """Table name of a mapping from a lane table's `strategy` and `group_size` columns."""
+    missing = group_size is None or (isinstance(group_size, float) and np.isnan(group_size)) or group_size is pd.NA
+    return Mapping(strategy).label if missing else Mapping(strategy, int(group_size)).label
 
 
 def check_group_size(size: int) -> int:
-    if not 1 <= size <= WARP_SIZE:
-        raise InputError(f"group size {size} outside 1..{WARP_SIZE}")
-    return size
+    return group.GROUP.param("group_size").check(size)
 
 
 def check_cta_size(size: int) -> int:
-    if size < WARP_SIZE or size > 1024 or size % WARP_SIZE:
-        raise InputError(f"CTA size {size} must be a multiple of {WARP_SIZE} in {WARP_SIZE}..1024")
-    return size
+    return scan.SCAN.param("cta_size").check(size)
 
 
 def mappings(
@@ -81,11 +134,14 @@ def mappings(
     group_sizes=DEFAULT_GROUP_SIZES,
     cta_size: int = DEFAULT_CTA_SIZE,
 ) -> list[Mapping]:
-    """Expand strategy names into concrete mappings, validating names and parameters."""
+    """Expand strategy names into concrete mappings, validating names and parameters.
+
+    `group` takes every size of `group_sizes`, `scan` the CTA size `cta_size`; any other
+    registered strategy its defaults.
+    """
     result: list[Mapping] = []
     for name in strategies:
-        if name not in STRATEGIES:
-            raise InputError(f"unknown strategy {name!r} (choose from {', '.join(STRATEGIES)})")
+        spec = get_strategy(name)
         if name == "group":
             if not group_sizes:
                 raise InputError("strategy 'group' needs at least one group size")
@@ -93,13 +149,15 @@ def mappings(
         elif name == "scan":
             result.append(Mapping("scan", check_cta_size(int(cta_size))))
         else:
-            result.append(Mapping(name))
+            result.append(Mapping(spec.name))
     if len(set(result)) != len(result):
         raise InputError("a strategy or group size is listed twice")
     return result
 
 
 __all__ = [
-    "LANE_FIELDS", "WARP_SIZE", "STRATEGIES", "Strategy", "Mapping", "mappings",
-    "DEFAULT_GROUP_SIZES", "DEFAULT_CTA_SIZE", "mapping_label", "check_group_size", "check_cta_size",
+    "LANE_FIELDS", "WARP_SIZE", "STRATEGIES", "REGISTRY", "Strategy", "Param", "Geometry", "Mapping", "Schedule",
+    "mappings", "parse_mapping", "register", "unregister", "get_strategy", "schedules", "queue_units",
+    "schedule_lanes", "DEFAULT_GROUP_SIZES", "DEFAULT_CTA_SIZE", "mapping_label", "check_group_size",
+    "check_cta_size",
 ]

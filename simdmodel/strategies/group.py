@@ -7,7 +7,9 @@ UR_k = S*(T - ceil(d_k/S)), counting empty groups of a partial last warp; idle =
 import numba
 import numpy as np
 
+from ..errors import InputError
 from .lanes import WARP_SIZE
+from .registry import Geometry, Param, Strategy, register
 
 
 @numba.njit(cache=True)
@@ -49,6 +51,45 @@ def _warp_sums(degrees, lo, hi, groups, S, shift):
 
 
 @numba.njit(cache=True)
+def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, step_ur, edges):
+    """Strategy.decompose for sm-S: unit u holds at most g = 32 // S vertices, one group each.
+
+    Step `it` of a unit: group k's lanes take edges it*S .. it*S + S - 1 of its vertex (UA: the
+    lanes past its last edge); a group whose vertex is done, or a group with no vertex, waits (UR).
+    """
+    S = params[0]
+    groups = WARP_SIZE // S
+    s = 0
+    e = 0
+    for u in range(unit_ptr.size - 1):
+        lo = unit_ptr[u]
+        hi = unit_ptr[u + 1]
+        rounds = 0
+        for i in range(lo, hi):
+            rounds = max(rounds, (degrees[i] + S - 1) // S)
+        for it in range(rounds):
+            ua = 0
+            ur = S * (groups - (hi - lo))
+            begin = it * S
+            for i in range(lo, hi):
+                d = degrees[i]
+                if begin < d:
+                    take = min(S, d - begin)
+                    for k in range(take):
+                        edges[e] = starts[i] + begin + k
+                        e += 1
+                    ua += S - take
+                else:
+                    ur += S
+            step_warp[s] = u
+            step_end[s] = e
+            step_ua[s] = ua
+            step_ur[s] = ur
+            s += 1
+    return s
+
+
+@numba.njit(cache=True)
 def count_lanes(degrees, level_ptr, group_size):
     """Per-level (warp_iterations, total, useful, UA, UR, idle) lanes for group size S."""
     S = group_size
@@ -69,3 +110,24 @@ def count_lanes(degrees, level_ptr, group_size):
         out[level, 4] = S * groups * iterations - S * chunks
         out[level, 5] = (WARP_SIZE - groups * S) * iterations
     return out
+
+
+def _parse(label: str):
+    if not label.startswith("sm-"):
+        return None
+    try:
+        return (int(label[3:]),)
+    except ValueError:
+        raise InputError(f"kernel {label!r}: sm-S needs an integer group size S") from None
+
+
+GROUP = register(Strategy(
+    name="group",
+    params=(Param("group_size", "group size", "S", None, 1, WARP_SIZE),),
+    description=__doc__.strip().splitlines()[0],
+    geometry=lambda p: Geometry(WARP_SIZE // p[0], 1, WARP_SIZE // p[0]),
+    decompose=decompose,
+    label=lambda p: f"sm-{p[0]}",
+    parse_label=_parse,
+    fast_lanes=count_lanes,
+))

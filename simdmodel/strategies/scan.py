@@ -8,6 +8,36 @@ import numba
 import numpy as np
 
 from .lanes import WARP_SIZE
+from .registry import Geometry, Param, Strategy, register
+
+DEFAULT_CTA_SIZE = 256
+
+
+@numba.njit(cache=True)
+def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, step_ur, edges):
+    """Strategy.decompose for scan-C: a unit is a CTA's C entries, run by its C/32 warps. Round r
+    of warp j takes edges r*C + 32j .. r*C + 32j + 31 of the CTA's concatenated edges, so in
+    issue order (rounds, then warps) the steps take consecutive 32-edge blocks, block k on warp
+    k % (C/32). All idle lanes are UA."""
+    warps = params[0] // WARP_SIZE
+    s = 0
+    e = 0
+    for u in range(unit_ptr.size - 1):
+        first = e
+        for i in range(unit_ptr[u], unit_ptr[u + 1]):
+            for k in range(degrees[i]):
+                edges[e] = starts[i] + k
+                e += 1
+        block = 0
+        for lo in range(first, e, WARP_SIZE):
+            lanes = min(WARP_SIZE, e - lo)
+            step_warp[s] = u * warps + block % warps
+            step_end[s] = lo + lanes
+            step_ua[s] = WARP_SIZE - lanes
+            step_ur[s] = 0
+            s += 1
+            block += 1
+    return s
 
 
 @numba.njit(cache=True)
@@ -36,3 +66,15 @@ def count_lanes(degrees, level_ptr, cta_size):
         out[level, 2] = useful
         out[level, 3] = WARP_SIZE * rounds - useful
     return out
+
+
+SCAN = register(Strategy(
+    name="scan",
+    params=(Param("cta_size", "CTA size", "C", DEFAULT_CTA_SIZE, WARP_SIZE, 1024, WARP_SIZE, binds_block=True),),
+    description=__doc__.strip().splitlines()[0],
+    geometry=lambda p: Geometry(p[0], p[0] // WARP_SIZE, WARP_SIZE),
+    decompose=decompose,
+    label=lambda p: "scan",
+    parse_label=lambda label: () if label == "scan" else None,
+    fast_lanes=count_lanes,
+))

@@ -8,6 +8,29 @@ import numba
 import numpy as np
 
 from .lanes import WARP_SIZE
+from .registry import Geometry, Strategy, register
+
+
+@numba.njit(cache=True)
+def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, step_ur, edges):
+    """Strategy.decompose for ws: a unit is a warp's (at most) 32 entries; step r takes the r-th
+    32 of their concatenated edges, lane l the (32r + l)-th. All idle lanes are UA."""
+    s = 0
+    e = 0
+    for u in range(unit_ptr.size - 1):
+        first = e
+        for i in range(unit_ptr[u], unit_ptr[u + 1]):
+            for k in range(degrees[i]):
+                edges[e] = starts[i] + k
+                e += 1
+        for lo in range(first, e, WARP_SIZE):
+            lanes = min(WARP_SIZE, e - lo)
+            step_warp[s] = u
+            step_end[s] = lo + lanes
+            step_ua[s] = WARP_SIZE - lanes
+            step_ur[s] = 0
+            s += 1
+    return s
 
 
 @numba.njit(cache=True)
@@ -31,3 +54,15 @@ def count_lanes(degrees, level_ptr, unused_param):
         out[level, 2] = useful
         out[level, 3] = WARP_SIZE * iterations - useful
     return out
+
+
+WS = register(Strategy(
+    name="ws",
+    params=(),
+    description=__doc__.strip().splitlines()[0],
+    geometry=lambda p: Geometry(WARP_SIZE, 1, WARP_SIZE),
+    decompose=decompose,
+    label=lambda p: "ws",
+    parse_label=lambda label: () if label == "ws" else None,
+    fast_lanes=count_lanes,
+))

@@ -1,0 +1,93 @@
+"""The data-driven expansion of any registered mapping strategy, as warp-level jobs (seed 003 §6.3).
+
+The launch strides over the sorted frontier queue in the strategy's work units
+(`simdmodel.strategies`: unit u takes `unit_entries` queue positions and runs on unit slot
+u % slots of the launch, slot k being launched warps k*unit_warps .. k*unit_warps + unit_warps - 1).
+Per unit, in program order: each warp j of the unit with entries loads them (ANI reads the queue
+positions, ERL reads `row_start[v]` and `row_start[v+1]`), then the strategy's decomposition
+gives the warp steps in issue order, each an EDL, an NF2 and, when a lane stores, an OP job
+(Fig. 4). Which lane takes which edge comes only from the strategy's decomposition, the same one
+its lane accounting uses, so jobs and lanes cannot drift. Prefix sums, searches and barriers
+are not memory jobs.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from simdmodel.strategies import queue_units, schedules
+
+from ._jobs import JobBuffer, JobTrace, fits, generate, inner_iteration, input_jobs, lane_buffers
+
+INPUT_SECTORS_PER_WARP = 72  # ANI: <= 5 queue sectors of 32 entries; ERL: <= 2 x 32 row_start sectors
+
+
+@numba.njit(cache=True)
+def unit_steps(step_warp, unit_warps, units):
+    """First step of each unit (units + 1 offsets): steps come in unit order."""
+    out = np.zeros(units + 1, dtype=np.int64)
+    for s in range(step_warp.size):
+        out[step_warp[s] // unit_warps + 1] += 1
+    for u in range(units):
+        out[u + 1] += out[u]
+    return out
+
+
+@numba.njit(cache=True)
+def _fill(indptr, indices, levels, stamp, level, front, unit_ptr, first_unit, unit_warps, warp_entries, slots,
+          first_step, step_warp, step_end, edges, b_row, b_edge, b_level, b_queue,
+          unit, units, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
+    elements, dst, stores = lane_buffers()
+    while unit < units:
+        lo = unit_ptr[unit]
+        count = unit_ptr[unit + 1] - lo
+        s0 = first_step[unit]
+        s1 = first_step[unit + 1]
+        edges_before = step_end[s0 - 1] if s0 > 0 else 0
+        work = step_end[s1 - 1] - edges_before if s1 > s0 else 0
+        need_jobs = 3 * unit_warps + 3 * (s1 - s0)
+        need_sectors = INPUT_SECTORS_PER_WARP * unit_warps + 3 * work
+        if not fits(n_jobs, n_sectors, need_jobs, need_sectors, job_server, sectors):
+            return unit, n_jobs, n_sectors, need_jobs, need_sectors
+        first_warp = ((first_unit + unit) % slots) * unit_warps
+        vertex = front[lo:lo + count]
+        for j in range(unit_warps):
+            a = j * warp_entries
+            b = min(a + warp_entries, count)
+            if a >= b:
+                break
+            n_jobs, n_sectors = input_jobs(first_warp + j, lo, vertex, a, b, b_queue, b_row, elements, job_server,
+                                           job_warp, job_ptr, sectors, n_jobs, n_sectors)
+        for s in range(s0, s1):
+            e0 = step_end[s - 1] if s > 0 else 0
+            lanes = step_end[s] - e0
+            n_jobs, n_sectors = inner_iteration(first_warp + step_warp[s] % unit_warps, edges[e0:step_end[s]], lanes,
+                                                indices, levels, stamp, level, b_edge, b_level, dst, stores,
+                                                job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
+        unit += 1
+    return unit, n_jobs, n_sectors, 0, 0
+
+
+def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: int) -> JobTrace:
+    """JobTrace of the expansion of frontier `front` (level `level`) by `mapping` on `warps` launched warps.
+
+    `stamp` marks the vertices stored this round (see `_jobs.expand_edges`); it is updated.
+    """
+    geometry = mapping.geometry
+    slots = warps // geometry.unit_warps
+    if slots < 1:
+        raise ValueError(f"{mapping.label} needs at least {geometry.unit_warps} warps a launch, got {warps}")
+    front = np.asarray(front)
+    starts = graph.indptr[front]
+    degrees = graph.indptr[front + 1] - starts
+    unit_ptr = queue_units(front.size, geometry.unit_entries)
+    units = unit_ptr.size - 1
+    buffer = JobBuffer(6 * units, 12 * units)  # a first guess: the generator grows it as the units need
+    base = layout.base_sector
+    for block in schedules(mapping.spec, mapping.params, starts, degrees, unit_ptr):
+        first_step = unit_steps(block.step_warp, geometry.unit_warps, block.units)
+        args = (graph.indptr, graph.indices, levels, stamp, level, front, block.unit_ptr, block.first_unit,
+                geometry.unit_warps, geometry.warp_entries, slots, first_step, block.step_warp, block.step_end,
+                block.edges, base["row_start"], base["edge_dst"], base["level"], base["queue"])
+        generate(_fill, args, 0, block.units, buffer)
+    return buffer.trace(warps)
