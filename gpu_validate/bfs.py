@@ -27,7 +27,8 @@ from opmachine.kernels import DEFAULT_BLOCK, Kernel, compact_chunks_per_warp
 from opmachine.layout import check_row_offsets
 from opmachine.predict import expansion_launch
 from simdmodel.errors import InputError
-from simdmodel.frontier import Frontiers, bfs
+from simdmodel.algorithms import BFS
+from simdmodel.frontier import Frontiers
 
 from . import modules
 from .device import require_gpu
@@ -86,7 +87,7 @@ class GpuBfs:
     def frontiers(self, source: int) -> Frontiers:
         """The CPU BFS from `source` (sorted frontiers): the reference every GPU run is checked against."""
         if source not in self._frontiers:
-            self._frontiers[source] = bfs(self.graph, source)
+            self._frontiers[source] = BFS.rounds(self.graph, source, "sorted")
         return self._frontiers[source]
 
     # -- one launch each -------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from simdmodel.errors import InputError
-from simdmodel.frontier import bfs
+from simdmodel.algorithms import BFS
 
 from .bfs_machine import SERVERS
 from .cache import SetAssocState
@@ -215,7 +215,7 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
         block = (kernel.expansion.block_size if kernel.data_driven else None) or DEFAULT_BLOCK
     expansion = kernel.expansion.with_block(block) if kernel.data_driven else None  # a CTA's C is the block
     load = None if occupancy is None else occupancy * profile.physical_warps
-    frontiers = bfs(graph, source)
+    frontiers = BFS.rounds(graph, source, "sorted")
     layout = layout_for(graph.n, graph.m)
     l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors) if warm_l2 else None
     mode = "warm" if warm_l2 else "simulation"

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from .frontier import bfs
+from .algorithms import BFS, Algorithm
 from .graph import CSRGraph
 from .strategies import LANE_FIELDS, Mapping, mappings as make_mappings
 
@@ -96,13 +96,15 @@ def lane_degrees(graph: CSRGraph) -> np.ndarray:
 
 
 def lane_table(graph: CSRGraph, sources: Sequence[int], mappings: Sequence[Mapping],
-               order: str = "sorted", progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+               order: str = "sorted", progress: bool = False,
+               algorithm: Algorithm = BFS) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Long table, one row per (source, level, mapping) with the LANE_FIELDS sums, and the
-    frontier sizes, one row per (source, level) with `vertices` and `edges` (seed 000 Fig. 2)."""
+    frontier sizes, one row per (source, level) with `vertices` and `edges` (seed 000 Fig. 2).
+    Levels are the rounds of `algorithm` (BFS: its levels)."""
     degrees = lane_degrees(graph)
     blocks, sizes = [], []
     for source in tqdm(sources, desc="BFS sources", unit="src", disable=not progress, leave=False):
-        frontiers = bfs(graph, int(source), order)
+        frontiers = algorithm.rounds(graph, int(source), order)
         walk_degrees = degrees[frontiers.vertices]
         levels = np.arange(frontiers.depth, dtype=np.int64)
         sizes.append(pd.DataFrame({
@@ -129,9 +131,11 @@ def analyze(
     mappings: Sequence[Mapping] | None = None,
     order: str = "sorted",
     progress: bool = False,
+    algorithm: Algorithm = BFS,
 ) -> Analysis:
-    """Lane accounting of `graph` from each source for each mapping (default: sm-1..32, ws, scan-256)."""
+    """Lane accounting of `graph` from each source for each mapping (default: sm-1..32, ws, scan-256)
+    over the rounds of `algorithm` (default BFS)."""
     chosen = tuple(mappings) if mappings is not None else tuple(make_mappings())
-    table, sizes = lane_table(graph, sources, chosen, order, progress)
+    table, sizes = lane_table(graph, sources, chosen, order, progress, algorithm)
     return Analysis(graph.name, graph.n, graph.m, tuple(int(s) for s in sources), order, chosen,
                     table, sizes)
