@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..errors import InputError
 from . import group, scan, ws  # noqa: F401  (each registers its strategy)
-from .lanes import LANE_FIELDS, WARP_SIZE
+from .fields import LANE_FIELDS, WARP_SIZE
 from .registry import REGISTRY, Geometry, Param, Strategy, get_strategy, register, unregister
 from .scan import DEFAULT_CTA_SIZE
 from .schedule import Schedule, decomposed_lanes, queue_units, schedule_lanes, schedules

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from ..errors import InputError
-from .lanes import WARP_SIZE
+from .fields import WARP_SIZE
 from .registry import Geometry, Param, Strategy, register
 
 

@@ -7,7 +7,7 @@ Seed 001 §4.1 ("fine-grained, scan-based gathering"): after a CTA-wide prefix s
 import numba
 import numpy as np
 
-from .lanes import WARP_SIZE
+from .fields import WARP_SIZE
 from .registry import Geometry, Param, Strategy, register
 
 DEFAULT_CTA_SIZE = 256

@@ -14,7 +14,7 @@ from typing import Iterator
 import numba
 import numpy as np
 
-from .lanes import LANE_FIELDS, WARP_SIZE
+from .fields import LANE_FIELDS, WARP_SIZE
 
 BLOCK_EDGES = 1 << 22  # edges a block of units may hold (one unit may exceed it alone)
 

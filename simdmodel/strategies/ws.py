@@ -7,7 +7,7 @@ The binary searches and segmented reductions it needs are overheads, not lanes.
 import numba
 import numpy as np
 
-from .lanes import WARP_SIZE
+from .fields import WARP_SIZE
 from .registry import Geometry, Strategy, register
 
 
