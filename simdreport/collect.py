@@ -18,7 +18,6 @@ import opmachine as om
 import simdmodel as sm
 from simdmodel.errors import InputError
 from simdmodel.frontier import check_source
-from simdmodel.strategies import mapping_label
 
 from .measured import MeasuredComparison, compare_run, first_source, pick_run
 from .suite import SuiteGraph
@@ -70,9 +69,9 @@ class GraphData:
 
 
 def _with_mapping(table: pd.DataFrame) -> pd.DataFrame:
-    out = table.copy()
-    labels = [mapping_label(s, None if pd.isna(g) else int(g)) for s, g in zip(out["strategy"], out["group_size"])]
-    out.insert(out.columns.get_loc("group_size") + 1, "mapping", labels)
+    """The table with its `mapping` label right after `group_size` (the report's column order)."""
+    out = table.drop(columns="mapping")
+    out.insert(out.columns.get_loc("group_size") + 1, "mapping", table["mapping"].to_numpy())
     return out
 
 

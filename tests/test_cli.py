@@ -9,7 +9,7 @@ import pytest
 from simdmodel.cli import main
 
 CSV_COLUMNS = ["strategy", "group_size", "warp_iterations", "total_lanes", "useful_lanes", "ua_lanes",
-               "ur_lanes", "idle_lanes", "ua", "ur", "idle", "me"]
+               "ur_lanes", "idle_lanes", "ua", "ur", "idle", "me", "mapping"]
 SMALL = "rmat:scale=8,ef=8,seed=3"
 
 

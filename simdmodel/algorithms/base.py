@@ -6,7 +6,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import InputError
+from ..plugins import Registry
 from ..frontier import Frontiers
 from ..graph import CSRGraph
 
@@ -43,18 +43,14 @@ class Algorithm:
         return np.flatnonzero(result != expected)
 
 
-ALGORITHMS: dict[str, Algorithm] = {}
+ALGORITHMS = Registry("algorithm")
 
 
 def register_algorithm(algorithm: Algorithm) -> Algorithm:
-    if algorithm.name in ALGORITHMS and ALGORITHMS[algorithm.name] is not algorithm:
-        raise ValueError(f"an algorithm named {algorithm.name!r} is already registered")
-    ALGORITHMS[algorithm.name] = algorithm
-    return algorithm
+    """Add `algorithm` under its name (a second one of the same name is refused)."""
+    return ALGORITHMS.register(algorithm)
 
 
 def get_algorithm(name: str) -> Algorithm:
-    try:
-        return ALGORITHMS[name]
-    except KeyError:
-        raise InputError(f"unknown algorithm {name!r} (choose from {', '.join(ALGORITHMS)})") from None
+    """The registered algorithm `name`, or InputError listing the known ones."""
+    return ALGORITHMS.get_plugin(name)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..errors import InputError
+from ..plugins import Registry
 
 
 @dataclass(frozen=True)
@@ -104,25 +105,19 @@ class Strategy:
         return tuple(out)
 
 
-REGISTRY: dict[str, Strategy] = {}
+REGISTRY = Registry("strategy")
 
 
 def register(strategy: Strategy) -> Strategy:
     """Add `strategy` under its name (a second strategy of the same name is refused)."""
-    if strategy.name in REGISTRY and REGISTRY[strategy.name] is not strategy:
-        raise ValueError(f"a strategy named {strategy.name!r} is already registered")
-    REGISTRY[strategy.name] = strategy
-    return strategy
+    return REGISTRY.register(strategy)
 
 
 def unregister(name: str) -> None:
     """Remove a registered strategy (for plug-ins loaded for a while, e.g. in tests)."""
-    REGISTRY.pop(name, None)
+    REGISTRY.unregister(name)
 
 
 def get_strategy(name: str) -> Strategy:
     """The registered strategy `name`, or InputError listing the known ones."""
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise InputError(f"unknown strategy {name!r} (choose from {', '.join(REGISTRY)})") from None
+    return REGISTRY.get_plugin(name)

@@ -7,6 +7,7 @@ Seed 001 §4.1 ("fine-grained, scan-based gathering"): after a CTA-wide prefix s
 import numba
 import numpy as np
 
+from .concatenated import concatenated_steps
 from .fields import WARP_SIZE
 from .registry import Geometry, Param, Strategy, register
 
@@ -19,25 +20,8 @@ def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, s
     of warp j takes edges r*C + 32j .. r*C + 32j + 31 of the CTA's concatenated edges, so in
     issue order (rounds, then warps) the steps take consecutive 32-edge blocks, block k on warp
     k % (C/32). All idle lanes are UA."""
-    warps = params[0] // WARP_SIZE
-    s = 0
-    e = 0
-    for u in range(unit_ptr.size - 1):
-        first = e
-        for i in range(unit_ptr[u], unit_ptr[u + 1]):
-            for k in range(degrees[i]):
-                edges[e] = starts[i] + k
-                e += 1
-        block = 0
-        for lo in range(first, e, WARP_SIZE):
-            lanes = min(WARP_SIZE, e - lo)
-            step_warp[s] = u * warps + block % warps
-            step_end[s] = lo + lanes
-            step_ua[s] = WARP_SIZE - lanes
-            step_ur[s] = 0
-            s += 1
-            block += 1
-    return s
+    return concatenated_steps(starts, degrees, unit_ptr, params[0] // WARP_SIZE, step_warp, step_end, step_ua,
+                              step_ur, edges)
 
 
 @numba.njit(cache=True)

@@ -7,6 +7,7 @@ The binary searches and segmented reductions it needs are overheads, not lanes.
 import numba
 import numpy as np
 
+from .concatenated import concatenated_steps
 from .fields import WARP_SIZE
 from .registry import Geometry, Strategy, register
 
@@ -15,22 +16,7 @@ from .registry import Geometry, Strategy, register
 def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, step_ur, edges):
     """Strategy.decompose for ws: a unit is a warp's (at most) 32 entries; step r takes the r-th
     32 of their concatenated edges, lane l the (32r + l)-th. All idle lanes are UA."""
-    s = 0
-    e = 0
-    for u in range(unit_ptr.size - 1):
-        first = e
-        for i in range(unit_ptr[u], unit_ptr[u + 1]):
-            for k in range(degrees[i]):
-                edges[e] = starts[i] + k
-                e += 1
-        for lo in range(first, e, WARP_SIZE):
-            lanes = min(WARP_SIZE, e - lo)
-            step_warp[s] = u
-            step_end[s] = lo + lanes
-            step_ua[s] = WARP_SIZE - lanes
-            step_ur[s] = 0
-            s += 1
-    return s
+    return concatenated_steps(starts, degrees, unit_ptr, 1, step_warp, step_end, step_ua, step_ur, edges)
 
 
 @numba.njit(cache=True)
