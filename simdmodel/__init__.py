@@ -8,11 +8,12 @@ from .frontier import Frontiers, bfs, pick_sources
 from .graph import CSRGraph, EdgeList, LoadReport, count_duplicates, count_self_loops, csr_from_edges
 from .load import load_graph
 from .stats import graph_info
-from .strategies import STRATEGIES, Mapping, mappings
+from .algorithms import ALGORITHMS, BFS, Algorithm
+from .strategies import STRATEGIES, Mapping, Strategy, mappings, parse_mapping, register
 from .warpsim import Analysis, analyze, recommend, summarize
 
 __all__ = [
-    "Analysis", "CSRGraph", "EdgeList", "Frontiers", "GraphFormatError", "InputError", "LoadReport",
+    "ALGORITHMS", "Algorithm", "BFS", "Strategy", "parse_mapping", "register", "Analysis", "CSRGraph", "EdgeList", "Frontiers", "GraphFormatError", "InputError", "LoadReport",
     "Mapping", "STRATEGIES", "analyze", "bfs", "count_duplicates", "count_self_loops",
     "csr_from_edges", "graph_info", "load_graph", "mappings", "pick_sources", "recommend", "summarize",
 ]

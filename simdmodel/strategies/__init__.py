@@ -10,7 +10,6 @@ and one naive reference in tests.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 from ..errors import InputError
 from . import group, scan, ws  # noqa: F401  (each registers its strategy)
@@ -115,12 +114,6 @@ def parse_mapping(text: str) -> Mapping:
     raise InputError(f"unknown mapping {text!r}")
 
 
-def mapping_label(strategy: str, group_size=None) -> str:
-    """Table name of a mapping from a lane table's `strategy` and `group_size` columns."""
-    missing = group_size is None or (isinstance(group_size, float) and np.isnan(group_size)) or group_size is pd.NA
-    return Mapping(strategy).label if missing else Mapping(strategy, int(group_size)).label
-
-
 def check_group_size(size: int) -> int:
     return group.GROUP.param("group_size").check(size)
 
@@ -158,6 +151,6 @@ def mappings(
 __all__ = [
     "LANE_FIELDS", "WARP_SIZE", "STRATEGIES", "REGISTRY", "Strategy", "Param", "Geometry", "Mapping", "Schedule",
     "mappings", "parse_mapping", "register", "unregister", "get_strategy", "schedules", "queue_units",
-    "schedule_lanes", "DEFAULT_GROUP_SIZES", "DEFAULT_CTA_SIZE", "mapping_label", "check_group_size",
+    "schedule_lanes", "DEFAULT_GROUP_SIZES", "DEFAULT_CTA_SIZE", "check_group_size",
     "check_cta_size",
 ]
