@@ -4,7 +4,8 @@ Measures a CPU profile for this machine (or takes one), then for each graph runs
 topology-driven BFS of Listing 1 round by round (`opmachine.cpu.measure_cpu_rounds`) and predicts
 every round with both cache models (`predict_cpu`, "setassoc" and "lru"). For each model it prints
 the bottleneck-law prediction N * max_i V_i S_i and the MLP-1 serial bound sum_i C_i S_i against
-the measurement: Pearson r over rounds, per-round MAPE, the worst round, the whole-BFS error.
+the measurement: Pearson r over rounds, per-round MAPE, the worst round, the whole-BFS error (by
+`gpu_validate.compare`'s definitions, the same as the GPU validation's).
 
     PYTHONPATH=. .venv/bin/python bench/validate_cpu.py
     PYTHONPATH=. .venv/bin/python bench/validate_cpu.py --profile my.toml rmat:scale=16,ef=16
@@ -24,18 +25,32 @@ DEFAULT_SPECS = ["rmat:scale=18,ef=16", "random:n=262144,m=2097152", "grid2d:sid
 SWEEP_BYTES = [2**k for k in range(14, 27)]  # 16 KiB .. 64 MiB
 
 
-def errors(predicted: np.ndarray, measured: np.ndarray) -> dict:
-    """Pearson r, per-round MAPE, worst round's signed error, whole-BFS signed error."""
-    relative = (predicted - measured) / measured
-    worst = int(np.argmax(np.abs(relative)))
-    r = float(np.corrcoef(predicted, measured)[0, 1]) if predicted.size > 1 and np.std(predicted) > 0 else float("nan")
-    return {
-        "r": r,
-        "mape": float(np.mean(np.abs(relative))),
-        "worst": float(relative[worst]),
-        "worst_round": worst + 1,
-        "whole": float(predicted.sum() / measured.sum() - 1.0),
-    }
+KERNEL = "listing1"  # the serial topology-driven BFS, as a kernel name of gpu_validate.compare's tables
+PREDICTIONS = [(model, kind) for model in ("setassoc", "lru") for kind in ("pred", "serial")]
+
+
+def errors(table: pd.DataFrame, source: int) -> dict[tuple[str, str], dict]:
+    """Per (model, kind): Pearson r over rounds, per-round MAPE, worst round's signed error, whole-BFS
+    signed error, as `gpu_validate.compare` defines them for the GPU validation (one round = one launch)."""
+    from gpu_validate.compare import round_times, time_errors
+
+    keys = pd.DataFrame({"graph": table["graph"], "kernel": KERNEL, "source": source,
+                         "level": table["level"], "phase": "round"})
+    measured = keys.assign(time_ns=table["measured_ns"].to_numpy(dtype=float))
+    predicted = pd.concat([keys.assign(mode=f"{model} {kind}",
+                                       predicted_ns=table[f"{kind}_{model}_ns"].to_numpy(dtype=float))
+                           for model, kind in PREDICTIONS], ignore_index=True)
+    rounds = round_times(measured, predicted)
+    stats = time_errors(rounds).set_index("mode")
+    out = {}
+    for model, kind in PREDICTIONS:
+        row = stats.loc[f"{model} {kind}"]
+        mode_rounds = rounds[rounds["mode"] == f"{model} {kind}"]
+        worst_levels = mode_rounds.loc[mode_rounds["error"] == row["worst_error"], "level"]
+        out[model, kind] = {"r": row["pearson_r"], "mape": row["mape"], "worst": row["worst_error"],
+                            "worst_round": int(worst_levels.iloc[0]) + 1 if len(worst_levels) else 0,
+                            "whole": row["bfs_time_error"]}
+    return out
 
 
 def get_profile(path: str | None):
@@ -120,14 +135,12 @@ def validate_graph(spec: str, profile, repeats: int, seed: int, show_rounds: int
     print(view.to_string(index=False))
     measured_ns = table["measured_ns"].to_numpy(dtype=float)
     print(f"whole BFS measured: {measured_ns.sum() / 1e6:.2f} ms")
-    for model in ("setassoc", "lru"):
-        for kind in ("pred", "serial"):
-            predicted = table[f"{kind}_{model}_ns"].to_numpy(dtype=float)
-            e = errors(predicted, measured_ns)
-            label = f"{model} {'bottleneck' if kind == 'pred' else 'serial bound'}"
-            print(f"  {label:<22} r={e['r']:6.3f}  MAPE={100 * e['mape']:7.1f}%  "
-                  f"worst={100 * e['worst']:+8.1f}% (round {e['worst_round']})  "
-                  f"whole BFS={100 * e['whole']:+7.1f}%  ({predicted.sum() / 1e6:.2f} ms)")
+    for (model, kind), e in errors(table, source).items():
+        predicted = table[f"{kind}_{model}_ns"].to_numpy(dtype=float)
+        label = f"{model} {'bottleneck' if kind == 'pred' else 'serial bound'}"
+        print(f"  {label:<22} r={e['r']:6.3f}  MAPE={100 * e['mape']:7.1f}%  "
+              f"worst={100 * e['worst']:+8.1f}% (round {e['worst_round']})  "
+              f"whole BFS={100 * e['whole']:+7.1f}%  ({predicted.sum() / 1e6:.2f} ms)")
     return table
 
 

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numba
 import numpy as np
 import pandas as pd
 
 from simdmodel.errors import InputError
-from simdmodel.frontier import Frontiers
+from simdmodel.frontier import Frontiers, bfs_queue
 from simdmodel.graph import CSRGraph
 
 from .machine import OperatorMachine, Server
@@ -59,36 +58,13 @@ def bfs_operator_machine() -> OperatorMachine:
     )
 
 
-@numba.njit(cache=True)
-def _bfs_round_counts_njit(indptr, indices, sorted_vertices, level_ptr, source):
-    """Replay Listing 1 round by round over the given frontiers; count ERL, EDL and OP visits.
-
-    Returns (counts[depth, 3] = c_erl, c_edl, c_op per round; the labels the replay produced).
-    """
-    n = indptr.size - 1
-    depth = level_ptr.size - 1
-    counts = np.zeros((depth, 3), dtype=np.int64)
-    label = np.full(n, -1, dtype=np.int32)
-    label[source] = 0
-    for r in range(1, depth + 1):
-        edl = 0
-        op = 0
-        for i in range(level_ptr[r - 1], level_ptr[r]):
-            v = sorted_vertices[i]
-            for k in range(indptr[v], indptr[v + 1]):
-                edl += 1
-                dst = indices[k]
-                if label[dst] < 0:  # NF2: unvisited at the moment this edge is processed
-                    label[dst] = r  # OP: the store takes effect at once
-                    op += 1
-        counts[r - 1, 0] = level_ptr[r] - level_ptr[r - 1]
-        counts[r - 1, 1] = edl
-        counts[r - 1, 2] = op
-    return counts, label
-
-
 def check_frontiers(graph: CSRGraph, frontiers: Frontiers) -> np.ndarray:
-    """The BFS levels of `frontiers`, after checking they belong to `graph`; else InputError."""
+    """The BFS levels of `frontiers`, after checking they are `graph`'s; else InputError.
+
+    The levels must equal those of simdmodel's serial BFS (`simdmodel.frontier.bfs_queue`) from
+    `frontiers.source` on `graph`. Every BFS from one source gives the same levels, so this accepts
+    any walk order.
+    """
     if not isinstance(graph, CSRGraph):
         raise InputError(f"graph must be a CSRGraph, got {type(graph).__name__}")
     if not isinstance(frontiers, Frontiers):
@@ -100,6 +76,9 @@ def check_frontiers(graph: CSRGraph, frontiers: Frontiers) -> np.ndarray:
     source = int(frontiers.source)
     if not 0 <= source < graph.n or levels[source] != 0:
         raise InputError(f"frontiers source {source} is not a level-0 vertex of this graph")
+    reference, _, _ = bfs_queue(graph.indptr, graph.indices, source)
+    if not np.array_equal(reference, levels):
+        raise InputError("frontiers do not come from a BFS of this graph (levels differ)")
     return levels
 
 
@@ -112,22 +91,22 @@ def bfs_completions(graph: CSRGraph, frontiers: Frontiers) -> pd.DataFrame:
     size; c_edl = c_nf2 = the frontier's out-degree sum; c_op = edges whose destination is still
     unvisited when the edge is processed. The order is fixed: the frontier in ascending vertex id,
     each vertex's edges in CSR order, every store taking effect at once, so a vertex reached twice
-    in a round counts once and c_op equals the size of the next frontier. The frontiers' walk
-    order does not matter; only `frontiers.levels` and `frontiers.source` are used.
+    in a round counts once and c_op equals the size of the next frontier. So no BFS is re-run:
+    every count follows from the levels (checked against simdmodel's BFS by `check_frontiers`);
+    the CPU trace (`opmachine.cpu.cpu_trace`) runs Listing 1 itself and a test checks it issues
+    these counts. The frontiers' walk order does not matter; only `frontiers.levels` and
+    `frontiers.source` are used.
     """
     levels = check_frontiers(graph, frontiers)
-    source = int(frontiers.source)
     reached = levels >= 0
     depth = int(levels.max()) + 1
-    level_ptr = np.zeros(depth + 1, dtype=np.int64)
-    level_ptr[1:] = np.cumsum(np.bincount(levels[reached], minlength=depth))
-    # A stable sort by level keeps ascending vertex ids within each level.
-    order = np.argsort(levels, kind="stable")
-    sorted_vertices = order[levels.size - int(level_ptr[-1]):].astype(np.int32)
-    counts, label = _bfs_round_counts_njit(graph.indptr, graph.indices, sorted_vertices,
-                                           level_ptr, source)
-    if not np.array_equal(label, levels):
-        raise InputError("frontiers do not come from a BFS of this graph (levels differ)")
+    frontier_sizes = np.bincount(levels[reached], minlength=depth).astype(np.int64)
+    edge_sizes = np.zeros(depth, dtype=np.int64)
+    np.add.at(edge_sizes, levels[reached], graph.degrees()[reached])
+    # Round r stores level r into exactly the vertices of level r, each once (the first edge that
+    # finds it unvisited), and the last round stores nothing.
+    stores = np.zeros(depth, dtype=np.int64)
+    stores[:-1] = frontier_sizes[1:]
     n = graph.n
     rounds = np.arange(1, depth + 1, dtype=np.int64)
     return pd.DataFrame({
@@ -136,10 +115,10 @@ def bfs_completions(graph: CSRGraph, frontiers: Frontiers) -> pd.DataFrame:
         "jobs": np.full(depth, n, dtype=np.int64),
         "c_ani": np.full(depth, n, dtype=np.int64),
         "c_nf1": np.full(depth, n, dtype=np.int64),
-        "c_erl": counts[:, 0],
-        "c_edl": counts[:, 1],
-        "c_nf2": counts[:, 1].copy(),
-        "c_op": counts[:, 2],
+        "c_erl": frontier_sizes,
+        "c_edl": edge_sizes,
+        "c_nf2": edge_sizes.copy(),
+        "c_op": stores,
     }, columns=list(COLUMNS))
 
 

@@ -15,11 +15,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from opmachine import cpu, cpu_microbench
+from opmachine.cpu import kernel
 from opmachine.bfs_machine import SERVERS, bfs_completions
 from opmachine.cpu import cache_levels, cpu_trace, measure_cpu_rounds, perf_support, predict_cpu
 from opmachine.profile import CacheLevel, CPUProfile, load_profile
 from simdmodel.errors import InputError
-from simdmodel.frontier import bfs
+from simdmodel.frontier import Frontiers, bfs
 from simdmodel.graph import EdgeList, csr_from_edges
 from simdmodel.load import load_graph
 
@@ -193,6 +194,36 @@ def test_trace_matches_naive_listing1(n, density, seed, undirected, line_bytes):
     assert counts[:, 5].tolist() == table["c_op"].tolist()
 
 
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 60), density=st.floats(0.5, 4.0), seed=st.integers(0, 10_000), undirected=st.booleans())
+def test_timed_kernel_and_traced_twin_agree(n, density, seed, undirected):
+    # The timed kernel (listing1_round, on the aligned kernel arrays) and its recording twin behind
+    # cpu_trace label the same vertices in every round, and both end at simdmodel's BFS levels.
+    graph = random_graph(n, max(1, int(n * density)), seed, undirected)
+    source = some_source(graph, seed)
+    if source is None:
+        return
+    front = bfs(graph, source)
+    row_start, edge_dst, level = cpu.kernel_arrays(graph)
+    kernel.reset_levels(level, source)
+    labelled = [kernel.listing1_round(row_start, edge_dst, level, r) for r in range(1, front.depth + 1)]
+    trace = cpu_trace(graph, front, line_bytes=1)
+    stores = [int((trace.servers[trace.round(r)] == SERVERS.index("OP")).sum()) for r in range(1, trace.rounds + 1)]
+    assert labelled == stores
+    assert labelled[-1] == 0 and np.array_equal(level, front.levels)
+    assert kernel.bfs_all_rounds(row_start, edge_dst, level, source) == front.depth
+
+
+def test_trace_rejects_levels_that_are_not_this_graphs_bfs():
+    graph = figure2_graph()
+    front = bfs(graph, 0)  # levels A0 B1 C2 D2 E1 F2
+    wrong = Frontiers(0, "sorted", np.array([0, 1, 2, 2, 2, 2], dtype=np.int32), front.vertices, front.level_ptr)
+    with pytest.raises(InputError, match="levels differ"):
+        cpu_trace(graph, wrong)
+    with pytest.raises(InputError, match="levels differ"):
+        bfs_completions(graph, wrong)
+
+
 def test_trace_rejects_foreign_frontiers_and_bad_line_size():
     graph = figure2_graph()
     other = random_graph(6, 12, 3)
@@ -345,9 +376,9 @@ def test_kernel_arrays_are_page_aligned_4_byte():
 
 
 def test_run_one_bfs_from_the_command_line(capsys):
-    assert cpu._main(["--graph", "grid2d:side=5", "--source", "0"]) == 0
+    assert cpu.main(["--graph", "grid2d:side=5", "--source", "0"]) == 0
     assert capsys.readouterr().out.strip() == "rounds 9 reached 25"  # corner of a 5x5 grid: levels 0..8
-    assert cpu._main(["--graph", "grid2d:side=5", "--source", "99"]) == 2
+    assert cpu.main(["--graph", "grid2d:side=5", "--source", "99"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
 
 
@@ -358,7 +389,7 @@ def test_perf_support_answers_with_a_reason():
 
 
 def test_perf_support_without_perf(monkeypatch):
-    monkeypatch.setattr(cpu.shutil, "which", lambda name: None)
+    monkeypatch.setattr(cpu.measure.shutil, "which", lambda name: None)
     assert perf_support() == (False, "perf is not installed (no `perf` on PATH)")
     with pytest.raises(InputError, match="counters unavailable"):
         cpu.perf_cache_counts("grid2d:side=5", 0)
@@ -382,7 +413,7 @@ def test_perf_cache_counts_subtracts_the_baseline_run(tmp_path, monkeypatch):
     perf.write_text(FAKE_PERF.format(python=sys.executable))
     perf.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
-    monkeypatch.setenv("PYTHONPATH", str(Path(cpu.__file__).resolve().parents[1]))
+    monkeypatch.setenv("PYTHONPATH", str(Path(cpu.__file__).resolve().parents[2]))
     assert perf_support() == (True, "perf stat counts " + ", ".join(cpu.PERF_EVENTS))
     # BFS run reports 5000 + k, the --skip-bfs baseline 1000 + k: 4000 per event.
     assert cpu.perf_cache_counts("grid2d:side=5", 0) == {event: 4000 for event in cpu.PERF_EVENTS}
@@ -393,7 +424,7 @@ def test_perf_cache_counts_subtracts_the_baseline_run(tmp_path, monkeypatch):
 def test_perf_output_parsing():
     text = ("<not supported>,,L1-dcache-loads,0,100.00,,\n"
             "123,,L1-dcache-load-misses,1000,100.00,,\n")
-    assert cpu._parse_perf_csv(text) == {"L1-dcache-loads": "<not supported>", "L1-dcache-load-misses": "123"}
+    assert cpu.measure._parse_perf_csv(text) == {"L1-dcache-loads": "<not supported>", "L1-dcache-load-misses": "123"}
 
 
 # ----------------------------------------------------------------------------------------------

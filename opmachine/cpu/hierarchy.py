@@ -1,0 +1,105 @@
+"""Which level of a CPU's cache hierarchy serves each memory instruction (seed 003 §4).
+
+On a CPU the operator machine's servers are the levels of the cache hierarchy: an instruction
+completes at the level that serves it. `cache_levels` finds that level for every access of a trace,
+by a set-associative LRU per level or by one fully associative stack-distance pass.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from simdmodel.errors import InputError
+
+from ..cache import SetAssocGeometry, setassoc_hits, stack_distances
+from ..profile import CPUProfile
+from .trace import CPUTrace
+
+LEVEL_NAMES = ("L1", "L2", "L3", "MEM")
+MODELS = ("setassoc", "lru")
+
+
+@numba.njit(cache=True)
+def _levels_from_distances_njit(distances, capacities_lines):
+    """Level of each access in an inclusive LRU hierarchy: the first capacity > stack distance."""
+    k = capacities_lines.size
+    out = np.empty(distances.size, dtype=np.int8)
+    for i in range(distances.size):
+        d = distances[i]
+        level = k
+        if d >= 0:
+            for j in range(k):
+                if d < capacities_lines[j]:
+                    level = j
+                    break
+        out[i] = level
+    return out
+
+
+def profile_levels(profile) -> tuple:
+    """The cache levels of a CPU profile, L1 first; InputError for anything else."""
+    if not isinstance(profile, CPUProfile):
+        raise InputError(f"the CPU model needs a CPU profile (load_profile(..., kind='cpu')), "
+                         f"got {type(profile).__name__}")
+    levels = tuple(profile.levels)
+    if not levels:
+        raise InputError(f"profile {getattr(profile, 'name', '?')!r} has no cache levels")
+    return levels
+
+
+def cache_levels(trace, profile, model: str = "setassoc") -> np.ndarray:
+    """Which level serves each access: 0 = L1, 1 = L2, 2 = L3, ..., len(levels) = memory (int8).
+
+    `trace` is a `CPUTrace` (its line size must equal the profile's) or an array of line ids in
+    units of `profile.line_bytes`. Caches start empty and stay warm across rounds (one serial
+    process). Loads and stores are treated alike (write-allocate; write-backs are not modelled).
+
+    - "setassoc": each level is a set-associative LRU cache of the profile's size, ways and line
+      (not sectored), in series: L2 sees only L1 misses, L3 only L2 misses. The levels are thus
+      non-inclusive: a hit in L1 does not refresh the line in L2 or L3.
+    - "lru": a fully associative, inclusive LRU hierarchy from one stack-distance pass: an access
+      is served by the first level whose capacity in lines exceeds its stack distance (the number
+      of distinct lines touched since the previous access to this line); first accesses go to
+      memory.
+    """
+    if model not in MODELS:
+        raise InputError(f"unknown cache model {model!r} (choose from {', '.join(MODELS)})")
+    levels = profile_levels(profile)
+    line_bytes = int(profile.line_bytes)
+    if isinstance(trace, CPUTrace):
+        if trace.line_bytes != line_bytes:
+            raise InputError(f"trace has {trace.line_bytes}-byte lines but profile "
+                             f"{profile.name!r} has {line_bytes}-byte lines")
+        ids = trace.line_ids
+    else:
+        ids = np.asarray(trace)
+        if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
+            raise InputError("line ids must be a 1-D integer array")
+        if ids.size and ids.min() < 0:
+            raise InputError("line ids must be >= 0")
+    memory_level = len(levels)
+    if ids.size == 0:
+        return np.empty(0, dtype=np.int8)
+    if model == "lru":
+        capacities = np.array([int(level.bytes) // line_bytes for level in levels], dtype=np.int64)
+        distances = stack_distances(ids, int(ids.max()) + 1)
+        return _levels_from_distances_njit(distances, capacities)
+    out = np.full(ids.size, memory_level, dtype=np.int8)
+    positions = None  # indices into ids of the accesses that reach the current level
+    remaining = ids
+    for index, level in enumerate(levels):
+        if remaining.size == 0:
+            break
+        geometry = SetAssocGeometry.from_capacity(int(level.bytes), int(level.ways),
+                                                        line_bytes=line_bytes,
+                                                        sector_bytes=line_bytes)
+        hits = np.asarray(setassoc_hits(remaining, geometry)[0], dtype=bool)
+        misses = np.flatnonzero(~hits)
+        if positions is None:
+            out[hits] = index
+            positions = misses
+        else:
+            out[positions[hits]] = index
+            positions = positions[misses]
+        remaining = ids[positions]
+    return out

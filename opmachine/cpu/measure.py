@@ -1,0 +1,175 @@
+"""The serial BFS of seed 003 Listing 1 measured on this machine: time per round and cache counters.
+
+- `measure_cpu_rounds`: the kernel of `kernel.listing1_round` in numba, timed round by round
+  (seed 003 §5's measurement);
+- `perf_support` / `perf_cache_counts`: whole-BFS hardware cache counts through `perf stat`, where
+  the machine exposes them.
+
+`python -m opmachine.cpu --graph SPEC --source S [--skip-bfs]` runs one serial BFS on the measured
+kernel; `perf_cache_counts` runs it under `perf stat`.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from simdmodel.errors import InputError
+from simdmodel.frontier import bfs
+from simdmodel.graph import CSRGraph
+
+from .kernel import bfs_all_rounds, kernel_arrays, listing1_round, reset_levels
+
+PERF_EVENTS = ("L1-dcache-loads", "L1-dcache-load-misses", "LLC-loads", "LLC-load-misses")
+
+
+def measure_cpu_rounds(graph: CSRGraph, source: int, repeats: int = 5) -> pd.DataFrame:
+    """Time each round of a serial topology-driven BFS in numba on this CPU (seed 003 §5's measurement).
+
+    Each round is one njit call of Listing 1 (`listing1_round`) timed with `time.perf_counter_ns`
+    (so a few hundred ns of call overhead are included); one whole BFS runs first as a warm-up
+    (compilation, page faults), then `repeats` BFS runs, each starting from freshly reset levels;
+    the median per round is reported. Arrays are 4-byte and 4096-byte aligned, as in `cpu_trace`.
+    Columns: round, level (= round - 1, the frontier expanded), measured_ns. Raises RuntimeError
+    if a round labels other vertices than `simdmodel.frontier.bfs`'s levels say (a bug, not a user
+    mistake).
+    """
+    if int(repeats) < 1:
+        raise InputError(f"repeats must be at least 1, got {repeats}")
+    repeats = int(repeats)
+    expected = bfs(graph, source)  # InputError for a bad source
+    source = expected.source
+    rounds = expected.depth
+    row_start, edge_dst, level = kernel_arrays(graph)
+    bfs_all_rounds(row_start, edge_dst, level, source)  # warm-up
+    times_ns = np.empty((repeats, rounds), dtype=np.int64)
+    sizes = expected.vertex_frontier_sizes()
+    for rep in range(repeats):
+        reset_levels(level, source)
+        for r in range(1, rounds + 1):
+            start = time.perf_counter_ns()
+            discovered = listing1_round(row_start, edge_dst, level, r)
+            times_ns[rep, r - 1] = time.perf_counter_ns() - start
+            wanted = int(sizes[r]) if r < rounds else 0
+            if discovered != wanted:
+                raise RuntimeError(f"measured BFS round {r} labelled {discovered} vertices, "
+                                   f"expected {wanted}")
+        if not np.array_equal(level, expected.levels):
+            raise RuntimeError("measured BFS levels differ from simdmodel.frontier.bfs")
+    round_numbers = np.arange(1, rounds + 1, dtype=np.int64)
+    return pd.DataFrame({
+        "round": round_numbers,
+        "level": round_numbers - 1,
+        "measured_ns": np.median(times_ns, axis=0),
+    })
+
+
+# ----------------------------------------------------------------------------------------------
+# Hardware counters
+# ----------------------------------------------------------------------------------------------
+
+def _perf_stat(command: list[str], timeout_s: float) -> tuple[int, str]:
+    """Run `perf stat -x, -e PERF_EVENTS command`; return (exit status, perf's stderr)."""
+    perf = shutil.which("perf")
+    if perf is None:
+        raise FileNotFoundError("perf")
+    result = subprocess.run([perf, "stat", "-x", ",", "-e", ",".join(PERF_EVENTS), "--", *command],
+                            capture_output=True, text=True, timeout=timeout_s)
+    return result.returncode, result.stderr
+
+
+def _parse_perf_csv(text: str) -> dict[str, str]:
+    """Event name -> raw value field from `perf stat -x,` output (value, unit, event, ...)."""
+    values = {}
+    for line in text.splitlines():
+        parts = line.split(",")
+        if len(parts) >= 3 and parts[2] in PERF_EVENTS:
+            values[parts[2]] = parts[0]
+    return values
+
+
+def perf_support() -> tuple[bool, str]:
+    """Whether `perf stat` can count L1-dcache and LLC loads and misses here, with a one-line reason.
+
+    Runs `perf stat -e L1-dcache-loads,L1-dcache-load-misses,LLC-loads,LLC-load-misses true`.
+    Virtual machines often expose no hardware counters: perf then reports `<not supported>` for
+    every event and this returns False.
+    """
+    try:
+        status, text = _perf_stat(["true"], timeout_s=20)
+    except FileNotFoundError:
+        return False, "perf is not installed (no `perf` on PATH)"
+    except (subprocess.TimeoutExpired, OSError) as error:
+        return False, f"perf stat did not run: {error}"
+    values = _parse_perf_csv(text)
+    if status != 0 or not values:
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "no output")
+        return False, f"perf stat failed (exit {status}): {first}"
+    bad = {event: value for event, value in values.items() if not value.strip().isdigit()}
+    missing = [event for event in PERF_EVENTS if event not in values]
+    if missing:
+        return False, f"perf stat reported nothing for {', '.join(missing)}"
+    if bad:
+        kinds = sorted(set(bad.values()))
+        if len(bad) == len(PERF_EVENTS):
+            return False, (f"perf reports {' / '.join(kinds)} for every cache event "
+                           f"(no hardware counters exposed here, e.g. in a virtual machine)")
+        return False, f"perf reports {' / '.join(kinds)} for {', '.join(bad)}"
+    return True, f"perf stat counts {', '.join(PERF_EVENTS)}"
+
+
+def perf_cache_counts(spec: str, source: int, timeout_s: float = 600) -> dict[str, int]:
+    """Hardware cache counts of one whole serial BFS (`python -m opmachine.cpu`) under perf stat.
+
+    The same command with `--skip-bfs` (load the graph, prepare arrays, compile, no BFS) is
+    counted too and subtracted, so the counts cover the BFS rounds plus noise. Compare with the
+    model's whole-BFS totals: loads ~ jobs minus stores, L1 load misses ~ loads not served by L1,
+    LLC load misses ~ c_mem of loads. Raises InputError when `perf_support()` is False.
+    """
+    supported, reason = perf_support()
+    if not supported:
+        raise InputError(f"hardware cache counters unavailable: {reason}")
+    base = [sys.executable, "-m", "opmachine.cpu", "--graph", str(spec), "--source", str(int(source))]
+    counts = {}
+    for label, command in (("bfs", base), ("baseline", base + ["--skip-bfs"])):
+        status, text = _perf_stat(command, timeout_s=timeout_s)
+        if status != 0:
+            tail = text.strip().splitlines()[-1] if text.strip() else "no output"
+            raise InputError(f"BFS under perf stat failed (exit {status}): {tail}")
+        counts[label] = {event: int(value) for event, value in _parse_perf_csv(text).items()}
+    return {event: counts["bfs"][event] - counts["baseline"][event] for event in PERF_EVENTS}
+
+
+def main(argv=None) -> int:
+    """Run one serial topology-driven BFS on the measured kernel; exit status 2 for bad input."""
+    parser = argparse.ArgumentParser(prog="python -m opmachine.cpu",
+                                     description="Run one serial topology-driven BFS (seed 003 §4).")
+    parser.add_argument("--graph", required=True, help="graph file or generator spec")
+    parser.add_argument("--source", type=int, required=True, help="source vertex")
+    parser.add_argument("--skip-bfs", action="store_true",
+                        help="prepare and compile only (the baseline perf_cache_counts subtracts)")
+    args = parser.parse_args(argv)
+    from simdmodel.frontier import check_source
+    from simdmodel.load import load_graph
+
+    try:
+        graph = load_graph(args.graph)
+        source = check_source(graph, args.source)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    row_start, edge_dst, level = kernel_arrays(graph)
+    tiny_row, tiny_dst, tiny_level = (np.array([0, 1, 1], dtype=np.int32), np.array([1], np.int32),
+                                      np.full(2, -1, dtype=np.int32))
+    bfs_all_rounds(tiny_row, tiny_dst, tiny_level, 0)  # compile or load from cache
+    if args.skip_bfs:
+        print("rounds 0")
+        return 0
+    rounds = bfs_all_rounds(row_start, edge_dst, level, source)
+    print(f"rounds {rounds} reached {int((level >= 0).sum())}")
+    return 0

@@ -1,0 +1,99 @@
+"""Per-round prediction of the serial BFS of seed 003 Listing 1 on a CPU (seed 003 §4-5, Eq. 1-2).
+
+The operator machine's jobs are the memory instructions of `cpu_trace`, its servers the cache
+levels that `cache_levels` finds serving them; `predict_cpu` gives completions per level and round,
+visits, the bottleneck level and the predicted round time N * max_i V_i S_i (MLP 1 as in §5).
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+import pandas as pd
+
+from simdmodel.errors import InputError
+from simdmodel.frontier import Frontiers
+from simdmodel.graph import CSRGraph
+
+from ..bfs_machine import SERVERS
+from .hierarchy import LEVEL_NAMES, cache_levels, profile_levels
+from .trace import CPUTrace, cpu_trace
+
+TRACE_SERVERS = SERVERS[1:]  # ANI issues no memory instruction on the CPU
+
+
+@numba.njit(cache=True)
+def _round_counts_njit(levels, servers, round_ptr, level_count, server_count):
+    """Accesses per round and level, and per round and server."""
+    rounds = round_ptr.size - 1
+    by_level = np.zeros((rounds, level_count), dtype=np.int64)
+    by_server = np.zeros((rounds, server_count), dtype=np.int64)
+    for r in range(rounds):
+        for k in range(round_ptr[r], round_ptr[r + 1]):
+            by_level[r, levels[k]] += 1
+            by_server[r, servers[k]] += 1
+    return by_level, by_server
+
+
+def service_times_ns(profile) -> np.ndarray:
+    """S_i per level, L1 first, memory last (seed 003 §5), from a CPU profile."""
+    levels = profile_levels(profile)
+    values = [float(level.service_ns) for level in levels] + [float(profile.memory_ns)]
+    for name, value in zip([level.name for level in levels] + ["memory"], values, strict=True):
+        if not math.isfinite(value) or value <= 0:
+            raise InputError(f"profile {profile.name!r}: service time of {name} must be > 0, "
+                             f"got {value}")
+    return np.array(values, dtype=np.float64)
+
+
+def predict_cpu(graph: CSRGraph, frontiers: Frontiers, profile, model: str = "setassoc",
+                trace: CPUTrace | None = None) -> pd.DataFrame:
+    """Per-round operational analysis of serial topology-driven BFS on a CPU (seed 003 §4-5, Eq. 1-2).
+
+    One row per round r = 1..depth (`level` = r-1 is the frontier it expands). jobs N = memory
+    instructions; c_l1..c_mem = accesses served at each level (completions C_i, by `cache_levels`
+    with `model`); v_* = C_i / N; S_i = the profile's service times (latencies; memory_ns for
+    MEM). With an MLP of 1 (§5) the bottleneck law gives
+
+        predicted_ns = N * max_i V_i S_i = max_i C_i S_i,   bottleneck = argmax (ties: lower level)
+
+    the time if every level overlapped perfectly with the others (the model of Fig. 3), while
+    `serial_ns` = sum_i C_i S_i is the MLP-1 upper bound: every access waits its full latency,
+    one after another. `jobs_nf1`..`jobs_op` split N by operator-machine server (ERL issues two
+    loads per node). A precomputed `trace` with the profile's line size may be passed.
+    """
+    levels = profile_levels(profile)
+    if len(levels) != 3:
+        raise InputError(f"profile {profile.name!r} has {len(levels)} cache levels; the CPU model "
+                         f"needs L1, L2 and L3")
+    service = service_times_ns(profile)
+    if trace is None:
+        trace = cpu_trace(graph, frontiers, line_bytes=int(profile.line_bytes))
+    served = cache_levels(trace, profile, model)
+    by_level, by_server = _round_counts_njit(served, trace.servers, trace.round_ptr,
+                                             len(LEVEL_NAMES), len(SERVERS))
+    rounds = np.arange(1, trace.rounds + 1, dtype=np.int64)
+    jobs = by_level.sum(axis=1)
+    demand_ns = by_level * service  # C_i * S_i = N * V_i * S_i
+    bottleneck = np.argmax(demand_ns, axis=1)
+    table = {"round": rounds, "level": rounds - 1, "jobs": jobs}
+    for j, name in enumerate(LEVEL_NAMES):
+        table[f"c_{name.lower()}"] = by_level[:, j]
+    for j, name in enumerate(LEVEL_NAMES):
+        table[f"v_{name.lower()}"] = by_level[:, j] / jobs
+    table["bottleneck"] = np.array(LEVEL_NAMES, dtype=object)[bottleneck]
+    table["predicted_ns"] = demand_ns.max(axis=1)
+    table["serial_ns"] = demand_ns.sum(axis=1)
+    for name in TRACE_SERVERS:
+        table[f"jobs_{name.lower()}"] = by_server[:, SERVERS.index(name)]
+    frame = pd.DataFrame(table)
+    frame.attrs.update(profile=str(profile.name), model=model,
+                       service_ns=dict(zip(LEVEL_NAMES, service.tolist(), strict=True)))
+    return frame
+
+
+def model_totals(prediction: pd.DataFrame) -> dict[str, int]:
+    """Whole-BFS totals of a `predict_cpu` table: jobs and accesses served per level."""
+    return {column: int(prediction[column].sum())
+            for column in ("jobs", "c_l1", "c_l2", "c_l3", "c_mem")}
