@@ -171,4 +171,5 @@ def profile_for_device(info: dict, profiles=None) -> str:
             f"model or a MIG slice): make its own profile on it with `{MAKE_PROFILE} --base {entry}`")
     known = "; ".join(f"{entry}: {p.device_name}, {p.sms} SMs" for entry, p in loaded) or "none"
     raise ProfileMismatch(f"no profile describes {name} with {sms} SMs (profiles: {known}): make one on it with "
-                          f"`{MAKE_PROFILE}` (--base PROFILE of the same architecture for what the device cannot report)")
+                          f"`{MAKE_PROFILE}` (--base PROFILE of the same architecture for what the device "
+                          "cannot report)")

@@ -394,14 +394,16 @@ GPU_CASES = [
     ("no device", drop("device"), "device: missing key"),
     ("device not a table", lambda t: drop_table(t, "device").replace('kind = "gpu"', 'kind = "gpu"\ndevice = "K40c"'),
      "device: must be a table, got string 'K40c'"),
-    ("device key", rep('compute_capability = "3.5"', 'compute_capability = "3.5"\nsms = 15'), "device.sms: unknown key"),
+    ("device key", rep('compute_capability = "3.5"', 'compute_capability = "3.5"\nsms = 15'),
+     "device.sms: unknown key"),
     ("capability form", rep('compute_capability = "3.5"', 'compute_capability = "sm_35"'),
      r"device.compute_capability: must be MAJOR.MINOR such as \"9.0\", got 'sm_35'"),
     ("capability number", rep('compute_capability = "3.5"', "compute_capability = 3.5"),
      "device.compute_capability: must be a string, got float 3.5"),
     ("empty device name", rep('name = "Tesla K40c"', 'name = " "'), "device.name: must not be empty"),
     ("no grid scan", sub(r"\ngrid_scan_ns = .*", ""), "hardware.grid_scan_ns: missing key"),
-    ("negative grid scan", rep("grid_scan_ns = 0.0", "grid_scan_ns = -5.0"), "hardware.grid_scan_ns: must be >= 0, got -5"),
+    ("negative grid scan", rep("grid_scan_ns = 0.0", "grid_scan_ns = -5.0"),
+     "hardware.grid_scan_ns: must be >= 0, got -5"),
     ("measured without its run", rep("measured = false", "measured = true"),
      r"service.device: missing key \(a measured profile names the device, driver, date and command"),
     ("run origin unmeasured", append("\n[provenance]\n" + "".join(f'{k} = "device"\n' for k in GPU_HARDWARE_KEYS)),
@@ -598,7 +600,8 @@ def test_write_gpu_curves_target_problems(tmp_path):
 
 
 def test_an_unmeasured_profile_may_say_where_each_value_comes_from(tmp_path):
-    table = "".join(f'{k} = "spec"\n' for k in GPU_HARDWARE_KEYS).replace('l2_ways = "spec"', 'l2_ways = "assumed: unpublished"')
+    table = "".join(f'{k} = "spec"\n' for k in GPU_HARDWARE_KEYS)
+    table = table.replace('l2_ways = "spec"', 'l2_ways = "assumed: unpublished"')
     profile = load_profile(write(tmp_path, K40C_TEXT + "\n[provenance]\n" + table))
     assert profile.field_provenance("sms") == {"source": "spec"}  # no run to name: measured = false
     assert profile.field_provenance("l2_ways") == {"source": "assumed: unpublished"}

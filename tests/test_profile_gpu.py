@@ -343,7 +343,8 @@ def test_real_device_attributes_and_its_profile():
 @pytest.mark.slow
 def test_real_gpu_quick_profile(tmp_path, capsys):
     attrs = dev.device_attributes()
-    same = [n for n in pg.available_profiles("gpu") if load_profile(n).compute_capability == attrs["compute_capability"]]
+    same = [n for n in pg.available_profiles("gpu")
+            if load_profile(n).compute_capability == attrs["compute_capability"]]
     if not same:
         pytest.skip(f"no shipped profile of compute capability {attrs['compute_capability']} to stand in as --base")
     out = tmp_path / "quick.toml"
