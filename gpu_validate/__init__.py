@@ -2,7 +2,9 @@
 
 - `bfs.GpuBfs`: CUDA C kernels (`cuda/`, one per kernel) run through CuPy level by level, checked
   against the CPU BFS, timed per launch, with lane and job counters from an instrumented build.
-- `ncu`: Nsight Compute counters per launch; `microbench`: service curves S(m) for a profile.
+- `ncu`: Nsight Compute counters per launch; `microbench`: service curves S(m) for a profile;
+  `overheads`: the per-launch constants; `profile_gpu`: the whole profile of this GPU in one run;
+  `device`: what the GPU is, and the profile that describes it (`profile_for_device`).
 - `compare` and `validate`: prediction beside measurement (`simdmodel validate`); `suite`: the
   committed validation run under `results/`.
 

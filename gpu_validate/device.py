@@ -1,7 +1,10 @@
-"""The GPU this process runs on: a clear error when there is none, and what it is (for provenance).
+"""The GPU this process runs on: a clear error when there is none, what it is (for provenance and
+for its profile), and which hardware profile describes it.
 
 CuPy is imported here, lazily, and nowhere at package import: `simdmodel` and `opmachine` work on
-machines without CUDA.
+machines without CUDA. A profile describes one GPU, named in its [device] table, with its SM count
+(`opmachine.profile`): `profile_for_device` finds the one for this GPU and `check_profile_device`
+refuses one made for another (an H100 SXM5 profile, 132 SMs, on an H100 PCIe with 114, say).
 """
 from __future__ import annotations
 
@@ -10,11 +13,33 @@ import re
 import shutil
 import subprocess
 
+from opmachine.profile import available_profiles, load_profile
 from simdmodel.errors import InputError
+
+MAKE_PROFILE = "python -m gpu_validate.profile_gpu --out opmachine/profiles/NAME.toml"
+"""The command that writes a profile for the GPU it runs on (gpu_validate.profile_gpu)."""
+ATTRIBUTES = {
+    "warp_size": ("cudaDevAttrWarpSize", 10),
+    "max_threads_per_block": ("cudaDevAttrMaxThreadsPerBlock", 1),
+    "sms": ("cudaDevAttrMultiProcessorCount", 16),
+    "max_threads_per_sm": ("cudaDevAttrMaxThreadsPerMultiProcessor", 39),
+    "max_blocks_per_sm": ("cudaDevAttrMaxBlocksPerMultiprocessor", 106),
+    "l2_bytes": ("cudaDevAttrL2CacheSize", 38),
+    "sm_clock_khz": ("cudaDevAttrClockRate", 13),
+    "memory_clock_khz": ("cudaDevAttrMemoryClockRate", 36),
+    "memory_bus_bits": ("cudaDevAttrGlobalMemoryBusWidth", 37),
+    "cc_major": ("cudaDevAttrComputeCapabilityMajor", 75),
+    "cc_minor": ("cudaDevAttrComputeCapabilityMinor", 76),
+}
+"""The CUDA device attributes (cudaDeviceGetAttribute: enum name and number) a GPU profile is built from."""
 
 
 class GpuUnavailable(InputError):
     """No CuPy, or no CUDA device it can use."""
+
+
+class ProfileMismatch(InputError):
+    """No profile, or more than one, describes this GPU (its name and SM count), or a profile describes another."""
 
 
 def require_gpu():
@@ -57,7 +82,11 @@ def device_slug(name: str) -> str:
 
 
 def profile_name_for(device_name: str) -> str | None:
-    """The shipped opmachine profile that describes this device (h100, h200), if any."""
+    """The shipped opmachine profile whose name appears in the device name (h100, h200), if any.
+
+    Superseded by `profile_for_device`, which matches the profile's recorded device name and SM
+    count; kept for callers that only have the name.
+    """
     for profile in ("h200", "h100"):
         if profile in device_name.lower():
             return profile
@@ -84,3 +113,63 @@ def device_info() -> dict:
         "memory_clock_mhz": _attribute(cupy, "cudaDevAttrMemoryClockRate", 36) / 1000,
         "date": datetime.date.today().isoformat(),
     }
+
+
+def device_attributes() -> dict:
+    """The CUDA device attributes of GPU 0 that a profile is built from (ATTRIBUTES' keys, integers),
+    with its `device` name and `compute_capability` ("9.0")."""
+    cupy = require_gpu()
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+    out = {key: _attribute(cupy, attr, number) for key, (attr, number) in ATTRIBUTES.items()}
+    return {"device": name, "compute_capability": f"{out.pop('cc_major')}.{out.pop('cc_minor')}", **out}
+
+
+def _device_of(info) -> tuple[str, int]:
+    """(name, SMs) of a device_info()-style dict; InputError when it has neither."""
+    if not isinstance(info, dict):
+        raise InputError(f"device info must be a dict with 'device' and 'sms', got {type(info).__name__}")
+    name, sms = info.get("device"), info.get("sms")
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(f"device info: 'device' must be the GPU's name, got {name!r}")
+    if isinstance(sms, bool) or not isinstance(sms, int) or sms < 1:
+        raise InputError(f"device info: 'sms' must be the GPU's SM count, got {sms!r}")
+    return " ".join(name.split()), sms
+
+
+def check_profile_device(profile, info: dict) -> None:
+    """ProfileMismatch (one line) unless GPU profile `profile` describes the GPU of `info`
+    (device_info(): its `device` name and `sms`), by name (up to case and spaces) and SM count."""
+    name, sms = _device_of(info)
+    if not profile.describes(name, sms):
+        raise ProfileMismatch(
+            f"profile {profile.name} describes {profile.device_name} with {profile.sms} SMs, not this "
+            f"{name} with {sms} SMs: make this GPU's profile on it with `{MAKE_PROFILE}`")
+
+
+def profile_for_device(info: dict, profiles=None) -> str:
+    """The profile that describes the GPU of `info` (device_info(): its `device` name and `sms`).
+
+    A profile matches when its [device] name is the GPU's name (up to case and spaces) AND its
+    SM count is the GPU's. `profiles` are the names or .toml paths to look in (default: every
+    shipped GPU profile); the one that matches is returned as given. ProfileMismatch, one line,
+    when none matches (saying whether a profile of the same name has other SMs) or several do.
+    """
+    name, sms = _device_of(info)
+    entries = available_profiles("gpu") if profiles is None else [str(p) for p in profiles]
+    loaded = [(entry, load_profile(entry, kind="gpu")) for entry in entries]
+    same_name = [(entry, p) for entry, p in loaded if p.describes(name, p.sms)]
+    matches = [entry for entry, p in same_name if p.sms == sms]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise ProfileMismatch(f"profiles {', '.join(matches)} all describe {name} with {sms} SMs: name one explicitly")
+    if same_name:
+        entry, p = same_name[0]
+        raise ProfileMismatch(
+            f"profile {entry} describes {p.device_name} with {p.sms} SMs, but this {name} has {sms} SMs (another "
+            f"model or a MIG slice): make its own profile on it with `{MAKE_PROFILE} --base {entry}`")
+    known = "; ".join(f"{entry}: {p.device_name}, {p.sms} SMs" for entry, p in loaded) or "none"
+    raise ProfileMismatch(f"no profile describes {name} with {sms} SMs (profiles: {known}): make one on it with "
+                          f"`{MAKE_PROFILE}` (--base PROFILE of the same architecture for what the device "
+                          "cannot report)")

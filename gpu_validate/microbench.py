@@ -24,6 +24,10 @@ configurations with that m, of each one's median over repeats, then a running mi
 
     python -m gpu_validate.microbench --base h200 --out opmachine/profiles/h200.toml [--quick] [--raw RAW.csv]
 
+re-measures the curves of the profile of this very GPU (`--base`, whose [device] name and SM count
+must be this GPU's) and keeps its hardware section. A whole profile for a GPU, hardware and
+per-launch constants included, is `python -m gpu_validate.profile_gpu`, which runs this sweep.
+
 The raw table (one row per timed launch) and the curve extraction are plain pandas/numpy and run
 without a GPU; CuPy is imported only to measure.
 """
@@ -415,7 +419,10 @@ def measure(setup: Setup, seed: int = 1, side: bool = True) -> pd.DataFrame:
 
 
 def check_device(cupy, profile) -> None:
-    """InputError unless GPU 0 has the base profile's SMs and warps per SM (the sweep fills them)."""
+    """InputError unless GPU 0 is the device the base profile describes (its name and SMs) with its
+    warps per SM (the sweep fills them)."""
+    from .device import check_profile_device
+
     props = cupy.cuda.runtime.getDeviceProperties(0)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     sms = int(props["multiProcessorCount"])
@@ -423,6 +430,14 @@ def check_device(cupy, profile) -> None:
     if (sms, warps) != (profile.sms, profile.max_warps_per_sm):
         raise InputError(f"{name} has {sms} SMs x {warps} warps but profile {profile.name} has "
                          f"{profile.sms} x {profile.max_warps_per_sm}: pick the matching --base")
+    check_profile_device(profile, {"device": name, "sms": sms})
+
+
+def curve_provenance(across: str, by: str = "gpu_validate.microbench") -> str:
+    """[service] provenance text of curves measured by this sweep (`by` names the command's module)."""
+    via = "" if by == "gpu_validate.microbench" else " (the gpu_validate.microbench sweep)"
+    return (f"measured by {by}{via}: dependent pointer chases of 32-byte sectors (ld.global.cg), "
+            f"S(m) = elapsed / requests, median over repeats, {across} over warp/chain splits, running minimum over m")
 
 
 def main(argv=None) -> int:
@@ -467,9 +482,7 @@ def main(argv=None) -> int:
         samples = {**curve_samples(raw, across=args.across), **one_warp_samples(raw)}
         side = side_numbers(raw)
         provenance = {
-            "provenance": "measured by gpu_validate.microbench: dependent pointer chases of 32-byte sectors "
-                          "(ld.global.cg), S(m) = elapsed / requests, median over repeats, "
-                          f"{args.across} over warp/chain splits, running minimum over m",
+            "provenance": curve_provenance(args.across),
             "device": info["device"],
             "driver": info["driver"],
             "date": started.strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -12,8 +12,9 @@ Both are timed as the validation suite times BFS launches: back to back behind t
 
     python -m gpu_validate.overheads --gpu h200 [--launches 640]
 
-Prints one JSON object (device, driver, date, command and the numbers) to paste into the
-profile's [hardware] notes.
+Prints one JSON object (device, driver, date, command and the numbers) for the profile's
+[hardware] section. `python -m gpu_validate.profile_gpu` measures the same two numbers (with
+`measure`) in the same run as the service curves and writes them into the profile itself.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
   `what_if`), and the BFS machine of seed 003 Fig. 1 with per-round completions.
 - Warp-level GPU jobs of each modelled kernel (`topo`, `sm-S`, `ws`, `scan`), coalesced into
   32-byte sectors and run through L2 (stack-distance LRU or set-associative) and row-buffer models.
-- Hardware profiles (`load_profile`), load and MLP, service curves, the bottleneck and the
+- Hardware profiles (`load_profile`), load and MLP, service curves (`Curve`), the bottleneck and the
   predicted time per launch (`predict_bfs`; by default the critical-path time of `critical`,
   `time_model="eq4"` for seed 003's Eq. 4), and counters mode (`predict_counters`, Eq. 4).
 - The CPU mapping of seed 003 §4 (`predict_cpu`).
@@ -15,10 +15,10 @@ from .cpu import predict_cpu
 from .kernels import Kernel, Launch, parse_kernel
 from .machine import OperationalResult, OperatorMachine, Server, littles_law_load, response_time_ns
 from .predict import OpmResult, memory_prediction, predict_bfs
-from .profile import CPUProfile, GPUProfile, ProfileError, available_profiles, load_profile
+from .profile import CPUProfile, Curve, GPUProfile, ProfileError, available_profiles, load_profile
 
 __all__ = [
-    "CPUProfile", "GPUProfile", "Kernel", "Launch", "OperationalResult", "OperatorMachine", "OpmResult",
+    "CPUProfile", "Curve", "GPUProfile", "Kernel", "Launch", "OperationalResult", "OperatorMachine", "OpmResult",
     "ProfileError", "SERVERS", "Server", "available_profiles", "bfs_completions", "bfs_operator_machine",
     "completions_of", "littles_law_load", "load_profile", "memory_prediction", "parse_kernel", "predict_bfs",
     "predict_counters", "predict_cpu", "read_counters", "response_time_ns",

@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from fake_cupy import fake_cupy
 from gpu_validate import microbench as mb
 from opmachine.profile import Curve, load_profile, write_gpu_curves
 from simdmodel.errors import InputError
@@ -238,74 +238,12 @@ def test_cli_bad_options_exit_2(tmp_path, monkeypatch, capsys, args, fragment):
 
 
 # --------------------------------------------------------------------------------------------
-# The host driver against a NumPy stand-in for CuPy
-
-
-class _Clock:
-    now_ns = 0.0
-
-
-class _Event:
-    def record(self):
-        self.t = _Clock.now_ns
-
-    def synchronize(self):
-        pass
-
-
-class _Kernel:
-    def __init__(self, name, log):
-        self.name, self.log = name, log
-
-    def __call__(self, grid, block, args):
-        if self.name == "mb_touch":
-            _Clock.now_ns += 1000.0
-            return
-        buf, starts, lanes, steps, add, mask, _sink = args
-        chains = int(self.name.split("_")[2])
-        warps = grid[0] * block[0] // 32
-        assert block[0] % 32 == 0 and block[0] <= 256
-        idx = starts.astype(np.int64).reshape(warps, chains, int(lanes))
-        visited = []
-        for _ in range(int(steps)):
-            visited.append(idx.copy())
-            idx = (buf[idx * 8].astype(np.int64) + int(add)) & int(mask)
-        sequential = np.array_equal(buf[:128:8], np.arange(1, 17))
-        self.log.append({"sectors": int(mask) + 1, "sequential": sequential, "visited": np.stack(visited)})
-        m = warps * chains * int(lanes)
-        _Clock.now_ns += 3000.0 + int(steps) * max(200.0, 0.01 * m)  # a closed queue: latency, then a rate
-
-
-def _fake_cupy(log):
-    cp = types.ModuleType("cupy")
-    for name in ("uint32", "int64", "int32", "zeros", "ones", "arange", "tile", "roll"):
-        setattr(cp, name, getattr(np, name))
-    cp.__version__ = "fake"
-    props = {"name": b"Fake H200", "multiProcessorCount": 132, "maxThreadsPerMultiProcessor": 2048,
-             "major": 9, "minor": 0, "l2CacheSize": 60 * 2**20}
-    runtime = types.SimpleNamespace(getDeviceCount=lambda: 1, getDeviceProperties=lambda i: props,
-                                    runtimeGetVersion=lambda: 13000, deviceGetAttribute=lambda a, d: 1980000)
-    device = types.SimpleNamespace(id=0, synchronize=lambda: None)
-    cp.cuda = types.SimpleNamespace(runtime=runtime, Device=lambda: device, Event=_Event,
-                                    get_elapsed_time=lambda a, b: (b.t - a.t) / 1e6)
-    cp.random = types.SimpleNamespace(RandomState=np.random.RandomState)
-
-    class RawModule:
-        def __init__(self, code, options):
-            assert options == ("-std=c++17",)
-            self.code = code
-
-        def get_function(self, name):
-            assert re.search(rf"\b{name}\b", self.code), name
-            return _Kernel(name, log)
-
-    cp.RawModule = RawModule
-    return cp
+# The host driver against a NumPy stand-in for CuPy (tests/fake_cupy.py)
 
 
 def test_host_driver_chain_layout_with_numpy_stand_in(monkeypatch):
     log = []
-    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(log))
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(log))
     setup = mb.Setup(l2_bytes=2**15, dram_bytes=2**17, flush_bytes=2**16, warps=(1, 2, 8), per_warp=(1, 4, 32, 64),
                      repeats=2, target_ns=5e4, blocks_limit=4)
     raw = mb.measure(setup, seed=3)

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from opmachine.profile import (
+    GPU_HARDWARE_KEYS,
     CPUProfile,
     Curve,
     GPUProfile,
@@ -18,8 +19,12 @@ from opmachine.profile import (
     ProfileKindError,
     available_profiles,
     closed_queue_curve,
+    hardware_origin,
     load_profile,
+    render_gpu_profile,
     write_gpu_curves,
+    write_gpu_profile,
+    write_profile_text,
 )
 from simdmodel.errors import InputError
 
@@ -386,6 +391,24 @@ GPU_CASES = [
     ("hardware not a table", lambda t: drop_table(t, "hardware").replace('kind = "gpu"', 'kind = "gpu"\nhardware = 5'),
      "hardware: must be a table, got integer 5"),
     ("not utf-8", lambda t: t.encode() + b"# \xff\n", "not UTF-8 text"),
+    ("no device", drop("device"), "device: missing key"),
+    ("device not a table", lambda t: drop_table(t, "device").replace('kind = "gpu"', 'kind = "gpu"\ndevice = "K40c"'),
+     "device: must be a table, got string 'K40c'"),
+    ("device key", rep('compute_capability = "3.5"', 'compute_capability = "3.5"\nsms = 15'),
+     "device.sms: unknown key"),
+    ("capability form", rep('compute_capability = "3.5"', 'compute_capability = "sm_35"'),
+     r"device.compute_capability: must be MAJOR.MINOR such as \"9.0\", got 'sm_35'"),
+    ("capability number", rep('compute_capability = "3.5"', "compute_capability = 3.5"),
+     "device.compute_capability: must be a string, got float 3.5"),
+    ("empty device name", rep('name = "Tesla K40c"', 'name = " "'), "device.name: must not be empty"),
+    ("no grid scan", sub(r"\ngrid_scan_ns = .*", ""), "hardware.grid_scan_ns: missing key"),
+    ("negative grid scan", rep("grid_scan_ns = 0.0", "grid_scan_ns = -5.0"),
+     "hardware.grid_scan_ns: must be >= 0, got -5"),
+    ("measured without its run", rep("measured = false", "measured = true"),
+     r"service.device: missing key \(a measured profile names the device, driver, date and command"),
+    ("run origin unmeasured", append("\n[provenance]\n" + "".join(f'{k} = "device"\n' for k in GPU_HARDWARE_KEYS)),
+     r"provenance.warp_size: 'device' names the run in \[service\], which only a measured profile"),
+    ("provenance incomplete", append('\n[provenance]\nsms = "spec"\n'), "provenance.warp_size: missing key"),
 ]
 
 CPU_CASES = [
@@ -574,3 +597,183 @@ def test_write_gpu_curves_target_problems(tmp_path):
         write_gpu_curves(tmp_path / "no" / "out.toml", load_profile("k40c"), good, MEASURED)
     with pytest.raises(InputError, match="needs a GPUProfile"):
         write_gpu_curves(tmp_path / "out.toml", load_profile("westmere"), good, MEASURED)
+
+
+def test_an_unmeasured_profile_may_say_where_each_value_comes_from(tmp_path):
+    table = "".join(f'{k} = "spec"\n' for k in GPU_HARDWARE_KEYS)
+    table = table.replace('l2_ways = "spec"', 'l2_ways = "assumed: unpublished"')
+    profile = load_profile(write(tmp_path, K40C_TEXT + "\n[provenance]\n" + table))
+    assert profile.field_provenance("sms") == {"source": "spec"}  # no run to name: measured = false
+    assert profile.field_provenance("l2_ways") == {"source": "assumed: unpublished"}
+    assert load_profile("k40c").field_provenance("sms") == {}  # the shipped files note it in comments
+
+
+# --------------------------------------------------------------------------------------------
+# Shipped GPU profiles: the device each describes, and the per-launch constants said outright
+
+def test_every_gpu_profile_states_its_per_launch_constants():
+    for name in GPUS:
+        profile = load_profile(name)
+        lines = [line for line in Path(profile.path).read_text(encoding="utf-8").splitlines()
+                 if line.startswith(("grid_scan_ns =", "launch_overhead_ns ="))]
+        assert len(lines) == 2, name  # never a silent default
+        if profile.grid_scan_ns == 0.0:  # the papers' and the derived H100 profile: not measured there
+            assert "# unknown: not measured on this GPU" in lines[1], name
+    assert load_profile("h200").grid_scan_ns == 12160.0  # measured (tests/fixtures/overheads/h200.json)
+
+
+def test_opmachine_exports_curve():
+    import opmachine
+
+    assert opmachine.Curve is Curve and "Curve" in opmachine.__all__
+
+
+def test_measured_h200_provenance_of_curves():
+    h200 = load_profile("h200")
+    assert h200.field_provenance("l2_hit") == h200.provenance and h200.field_provenance("dram") == {}
+    assert h200.field_provenance("sms") == {}  # its [hardware] notes are comments
+
+
+# --------------------------------------------------------------------------------------------
+# A measured profile with a [provenance] table (what gpu_validate.profile_gpu writes)
+
+K40C = load_profile("k40c")
+RUN = dict(MEASURED, device="Tesla K40c")
+SOURCES = {key: "spec" for key in GPU_HARDWARE_KEYS} | {
+    "sms": "device: cudaDevAttrMultiProcessorCount", "launch_overhead_ns": "measured: empty launches",
+    "l2_ways": "base k40c: assumed", "row_buffers": "option: --row-buffers 192", "grid_scan_ns": "unknown"}
+GPU_FIELDS = dict(name="k40c_measured", description="a K40c, measured", device_name="Tesla K40c",
+                  compute_capability="3.5", hardware={key: getattr(K40C, key) for key in GPU_HARDWARE_KEYS},
+                  curves={key: (c.mlp, c.ns) for key, c in K40C.curves.items()}, provenance=RUN)
+MEASURED_TEXT = render_gpu_profile(label="x.toml", hardware_provenance=SOURCES, **GPU_FIELDS)
+
+MEASURED_CASES = [
+    ("service device differs", rep('device = "Tesla K40c"', 'device = "Tesla K80"'),
+     r"service.device: 'Tesla K80' is not \[device\] name 'Tesla K40c': a measured profile describes the device"),
+    ("no driver", sub(r"\ndriver = .*", ""), "service.driver: missing key"),
+    ("bad origin", rep('sms = "device: cudaDevAttrMultiProcessorCount"', 'sms = "guess"'),
+     "provenance.sms: must start with one of device, measured, option, base, spec, assumed, unknown, got 'guess'"),
+    ("base without name", rep('"base k40c: assumed"', '"base: assumed"'), "provenance.l2_ways: 'base' must name"),
+    ("base bad name", rep('"base k40c: assumed"', '"base k 40c: assumed"'), "provenance.l2_ways: 'base' must name"),
+    ("words before colon", rep('"option: --row-buffers 192"', '"option given: 192"'),
+     "provenance.row_buffers: 'option' takes no words before ':'"),
+    ("empty note", rep('"measured: empty launches"', '"measured:  "'),
+     "provenance.launch_overhead_ns: has ':' but no note"),
+    ("unknown key", rep("[provenance]\n", '[provenance]\ncolour = "spec"\n'), "provenance.colour: unknown key"),
+    ("missing key", sub(r'\nl2_line_bytes = "spec"', ""), "provenance.l2_line_bytes: missing key"),
+    ("not a string", rep('l2_line_bytes = "spec"', "l2_line_bytes = 5"),
+     "provenance.l2_line_bytes: must be a string, got integer 5"),
+    ("not a table", lambda t: drop_table(t, "provenance").replace('kind = "gpu"', 'kind = "gpu"\nprovenance = "spec"'),
+     "provenance: must be a table"),
+]
+
+
+def test_measured_text_loads_with_every_source(tmp_path):
+    profile = load_profile(write_profile_text(tmp_path / "m.toml", MEASURED_TEXT).path)
+    assert profile.hardware_provenance == SOURCES and profile.device_name == "Tesla K40c"
+    assert profile.field_provenance("sms") == {"source": SOURCES["sms"], **{k: RUN[k] for k in
+                                                                           ("device", "driver", "date", "command")}}
+    assert profile.field_provenance("l2_ways") == {"source": "base k40c: assumed"}  # not from this run
+    assert profile.field_provenance("grid_scan_ns") == {"source": "unknown"}
+
+
+@pytest.mark.parametrize("mutate, fragment", [pytest.param(m, f, id=i) for i, m, f in MEASURED_CASES])
+def test_each_provenance_mistake_is_one_line_naming_the_key(tmp_path, mutate, fragment):
+    text = mutate(MEASURED_TEXT)
+    assert text != MEASURED_TEXT, "the mutation did not apply"
+    with pytest.raises(ProfileError) as error:
+        load_profile(str(write(tmp_path, text)))
+    assert "\n" not in str(error.value) and re.search(fragment, str(error.value)), str(error.value)
+
+
+def naive_origin(text: str):
+    """(origin, base name, note) of a [provenance] entry by one regular expression, or None."""
+    match = re.fullmatch(r"\s*(device|measured|option|spec|assumed|unknown|base\s+([A-Za-z0-9][A-Za-z0-9_.+-]*))"
+                         r"\s*(?::(.*))?", text, re.S)
+    if match is None or (match.group(3) is not None and not match.group(3).strip()):
+        return None
+    origin = "base" if match.group(1).startswith("base") else match.group(1)
+    return origin, match.group(2), (match.group(3) or "").strip()
+
+
+ORIGIN_TOKENS = ["device", "measured", "option", "base", "spec", "assumed", "unknown", "h200", "guess", ":", " ",
+                 "\t", "x", "a.b", "-1", "::", "base h100"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(ORIGIN_TOKENS), max_size=6).map("".join))
+def test_origin_grammar_matches_the_naive_expression(text):
+    expected = naive_origin(text)
+    if expected is None:
+        with pytest.raises(ValueError):
+            hardware_origin(text)
+    else:
+        assert hardware_origin(text) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_measured_profile_mutations_load_or_raise_profile_error(scratch, data):
+    doc = tomllib.loads(MEASURED_TEXT)
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(list(paths_of(doc))))
+        parent = doc
+        for step in path[:-1]:
+            parent = parent[step]
+        action = data.draw(st.sampled_from(["set", "delete", "add"]))
+        if action == "set":
+            parent[path[-1]] = data.draw(st.one_of(VALUES, st.sampled_from(ORIGIN_TOKENS + ["spec: x", "base h200"])))
+        elif action == "delete":
+            del parent[path[-1]]
+        else:
+            parent[data.draw(st.sampled_from(["extra", "sms", "device", "provenance", "compute_capability"]))] = \
+                data.draw(VALUES)
+        if not doc:
+            break
+    load_or_profile_error(scratch, naive_dumps(doc))
+
+
+NOTES = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["device", "measured", "option", "base k40c", "spec", "assumed", "unknown"]),
+                          NOTES), min_size=len(GPU_HARDWARE_KEYS), max_size=len(GPU_HARDWARE_KEYS)))
+def test_hardware_provenance_round_trips_any_note(scratch, entries):
+    sources = {key: origin + (f": {note}" if note.strip() else "")
+               for key, (origin, note) in zip(GPU_HARDWARE_KEYS, entries)}
+    profile = write_gpu_profile(scratch, hardware_provenance=sources, **GPU_FIELDS)
+    assert profile.hardware_provenance == sources and load_profile(scratch) == profile
+
+
+def test_write_profile_text_validates_before_it_replaces(tmp_path):
+    target = tmp_path / "p.toml"
+    write_profile_text(target, MEASURED_TEXT)
+    with pytest.raises(ProfileError, match=r"service.driver: missing key"):
+        write_profile_text(target, re.sub(r"\ndriver = .*", "", MEASURED_TEXT))
+    assert target.read_text(encoding="utf-8") == MEASURED_TEXT and [p.name for p in tmp_path.iterdir()] == ["p.toml"]
+    with pytest.raises(ProfileError, match="must end in .toml"):
+        write_profile_text(tmp_path / "p.txt", MEASURED_TEXT)
+
+
+@pytest.mark.parametrize("change, fragment", [
+    (dict(hardware={k: v for k, v in GPU_FIELDS["hardware"].items() if k != "grid_scan_ns"}),
+     "hardware.grid_scan_ns: missing key"),
+    (dict(hardware=dict(GPU_FIELDS["hardware"], sms=2.5)), "hardware.sms: must be an integer"),
+    (dict(hardware=dict(GPU_FIELDS["hardware"], clock_mhz="fast")), "hardware.clock_mhz: must be a number"),
+    (dict(hardware=dict(GPU_FIELDS["hardware"], colour=1)), "hardware.colour: unknown key"),
+    (dict(compute_capability="9"), "device.compute_capability: must be MAJOR.MINOR"),
+    (dict(device_name="Tesla K80"), r"service.device: 'Tesla K40c' is not \[device\] name 'Tesla K80'"),
+])
+def test_write_gpu_profile_refuses_bad_fields_and_writes_nothing(tmp_path, change, fragment):
+    with pytest.raises(ProfileError, match=fragment):
+        write_gpu_profile(tmp_path / "p.toml", **dict(GPU_FIELDS, **change))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_gpu_curves_passes_a_base_provenance_on(tmp_path):
+    base = write_profile_text(tmp_path / "base.toml", MEASURED_TEXT)
+    write_gpu_curves(tmp_path / "again.toml", base, GPU_FIELDS["curves"], RUN)
+    again = load_profile(tmp_path / "again.toml")
+    assert again.hardware_provenance == {k: f"base k40c_measured: {v}" for k, v in SOURCES.items()}
+    assert again.field_provenance("sms") == {"source": "base k40c_measured: device: cudaDevAttrMultiProcessorCount"}

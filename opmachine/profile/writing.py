@@ -1,0 +1,191 @@
+"""Writing measured GPU profiles: TOML text in the schema's layout, checked by loading it back, then
+moved into place (a temporary file beside the target, validated, renamed: nothing half-written)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from simdmodel.atomic import atomic_path
+from simdmodel.errors import InputError
+
+from .curve import Curve
+from .errors import ProfileError
+from .gpu_profile import GPUProfile
+from .loading import parse_profile_bytes
+from .schema import CURVE_NAMES, GPU_FLOAT_KEYS, GPU_HARDWARE_KEYS, GPU_INT_KEYS, PROVENANCE_KEYS
+
+__all__ = ["render_gpu_profile", "toml_string", "write_gpu_curves", "write_gpu_profile", "write_profile_text"]
+
+
+def render_gpu_profile(*, name: str, description: str, device_name: str, compute_capability: str,
+                       hardware: dict, curves: dict, provenance: dict[str, str], label: str,
+                       header: Sequence[str] = (), hardware_notes: dict[str, str] | None = None,
+                       hardware_provenance: dict[str, str] | None = None) -> str:
+    """The TOML text of a measured GPU profile (`measured = true`), in the layout of the shipped files.
+
+    `hardware` maps every key of GPU_HARDWARE_KEYS to its value; `curves` maps curve names to
+    (mlp, ns) samples or Curves; `provenance` needs provenance, device, driver, date and command
+    (the run). `header` lines become `#` comments at the top, `hardware_notes` a `# note` after a
+    [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key).
+    Raises ProfileError naming the key on a mistake the text would carry; the text itself is
+    checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
+    """
+    if not isinstance(curves, dict) or not isinstance(provenance, dict) or not isinstance(hardware, dict):
+        raise InputError("a GPU profile needs hardware, curves and provenance as dicts")
+    for key in curves:
+        if key not in CURVE_NAMES:
+            raise ProfileError(label, f"service.{key}: unknown curve (known: {', '.join(CURVE_NAMES)})")
+    for key in provenance:
+        if key not in PROVENANCE_KEYS:
+            raise ProfileError(label, f"service.{key}: unknown provenance key (known: {', '.join(PROVENANCE_KEYS)})")
+    for key in PROVENANCE_KEYS:
+        value = provenance.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise ProfileError(label, f"service.{key}: a measured profile needs it as a non-empty string")
+    sampled: dict[str, Curve] = {}
+    for key in CURVE_NAMES:
+        if key in curves:
+            try:
+                value = curves[key]
+                sampled[key] = value if isinstance(value, Curve) else Curve(*value)
+            except (TypeError, ValueError) as error:
+                reason = str(error).removeprefix("service curve: ")
+                raise ProfileError(label, f"service.{key}: {reason}") from None
+    notes = dict(hardware_notes or {})
+    for key in list(notes) + list(hardware):
+        if key not in GPU_HARDWARE_KEYS:
+            raise ProfileError(label, f"hardware.{key}: unknown key (known: {', '.join(GPU_HARDWARE_KEYS)})")
+    values = [(key, _hardware_value(key, hardware.get(key), label)) for key in GPU_HARDWARE_KEYS]
+
+    lines = [toml_comment(text, label) for line in header for text in (str(line).splitlines() or [""])]
+    lines += [
+        f"name = {toml_string(name, label)}",
+        'kind = "gpu"',
+        f"description = {toml_string(description, label)}",
+        "",
+        "[device]",
+        f"name = {toml_string(device_name, label)}",
+        f"compute_capability = {toml_string(compute_capability, label)}",
+        "",
+        "[hardware]",
+    ]
+    lines += [f"{key} = {value}" + (f"   {toml_comment(notes[key], label)}" if key in notes else "")
+              for key, value in values]
+    if hardware_provenance is not None:
+        lines += ["", "[provenance]"]
+        lines += [f"{key} = {toml_string(str(text), label)}" for key, text in hardware_provenance.items()]
+    lines += ["", "[service]", "measured = true"]
+    lines += [f"{key} = {toml_string(provenance[key], label)}" for key in PROVENANCE_KEYS]
+    for key, curve in sampled.items():
+        lines += ["", f"[service.{key}]",
+                  f"mlp = [{', '.join(_toml_number(x) for x in curve.mlp)}]",
+                  f"ns = [{', '.join(_toml_number(x) for x in curve.ns)}]"]
+    return "\n".join(lines) + "\n"
+
+
+def _hardware_value(key: str, value, label: str) -> str:
+    if value is None:
+        raise ProfileError(label, f"hardware.{key}: missing key")
+    if isinstance(value, (bool, np.bool_)):
+        raise ProfileError(label, f"hardware.{key}: must be a number, got {value!r}")
+    if key in GPU_INT_KEYS:
+        if not isinstance(value, (int, np.integer)):
+            raise ProfileError(label, f"hardware.{key}: must be an integer, got {value!r}")
+        return str(int(value))
+    assert key in GPU_FLOAT_KEYS
+    try:
+        return repr(float(value))
+    except (TypeError, ValueError):
+        raise ProfileError(label, f"hardware.{key}: must be a number, got {value!r}") from None
+
+
+def write_profile_text(path, text: str) -> GPUProfile:
+    """Write profile `text` to `path` (.toml) atomically: a temporary file beside it, loaded back with
+    the schema's checks, then renamed over `path`. A text that does not load leaves `path` untouched."""
+    label = str(path)
+    if Path(label).suffix != ".toml":
+        raise ProfileError(label, "a profile file must end in .toml")
+    with atomic_path(path) as temp:
+        temp.write_text(text, encoding="utf-8")
+        profile = parse_profile_bytes(temp.read_bytes(), label, label)  # never write a file that does not load
+    return profile
+
+
+def write_gpu_profile(path, **fields) -> GPUProfile:
+    """`render_gpu_profile(**fields)` written to `path` with `write_profile_text`; returns the loaded profile."""
+    label = str(path)
+    if Path(label).suffix != ".toml":
+        raise ProfileError(label, "a profile file must end in .toml")
+    return write_profile_text(path, render_gpu_profile(label=label, **fields))
+
+
+def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[list, list]],
+                     provenance: dict[str, str], comment: str | None = None,
+                     hardware_notes: dict[str, str] | None = None) -> None:
+    """Write a GPU profile with `base_profile`'s hardware and new measured S(m) curves (seed 003 §6.5).
+
+    `curves` maps server class (l2_hit, and row_hit + row_miss or dram; optionally their `_one_warp`
+    curves and `l2_same`) to (mlp, ns) samples;
+    `provenance` needs provenance, device, driver, date and command. The profile describes the
+    device the curves were measured on: its [device] name is `provenance["device"]`, its compute
+    capability the base's. Optional `comment` (lines of text, e.g. how the curves were measured)
+    goes under the header as `#` lines, and `hardware_notes` maps [hardware] keys to a note written
+    after the value (where the number comes from); a base with a [provenance] table passes it on,
+    each entry as `base NAME: its entry`. The text is checked by loading it back before it is
+    moved, atomically, to `path` (a .toml file).
+    """
+    if not isinstance(base_profile, GPUProfile):
+        raise InputError(f"write_gpu_curves needs a GPUProfile, got {type(base_profile).__name__}")
+    label = str(path)
+    if Path(label).suffix != ".toml":
+        raise ProfileError(label, "a profile file must end in .toml")
+    if not isinstance(curves, dict) or not isinstance(provenance, dict):
+        raise InputError("write_gpu_curves: curves and provenance must be dicts")
+    b = base_profile
+    device = provenance.get("device")
+    sources = ({key: f"base {b.name}: {text}" for key, text in b.hardware_provenance.items()}
+               if b.hardware_provenance else None)
+    text = render_gpu_profile(
+        name=b.name, description=b.description,
+        device_name=device if isinstance(device, str) and device.strip() else b.device_name,
+        compute_capability=b.compute_capability,
+        hardware={key: getattr(b, key) for key in GPU_HARDWARE_KEYS}, curves=curves, provenance=provenance,
+        label=label, hardware_notes=hardware_notes, hardware_provenance=sources,
+        header=[f"GPU profile {b.name}: the hardware of {b.name}, service curves S(m) measured on the device below.",
+                *(comment or "").splitlines()])
+    write_profile_text(path, text)
+
+
+def toml_comment(text: str, label: str) -> str:
+    """One `# text` comment line; TOML comments may hold no control character but tab."""
+    if any((ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F or 0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+        raise ProfileError(label, f"comment {text[:40]!r} holds a character a TOML comment cannot")
+    return f"# {text}".rstrip()
+
+
+def toml_string(value: str, label: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped."""
+    out = ['"']
+    for ch in value:
+        code = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif code < 0x20 or code == 0x7F:
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r", "\b": "\\b", "\f": "\\f"}.get(ch, f"\\u{code:04X}"))
+        elif 0xD800 <= code <= 0xDFFF:
+            raise ProfileError(label, f"string {value[:40]!r} holds a lone surrogate, which TOML cannot store")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _toml_number(x) -> str:
+    x = float(x)
+    if x.is_integer() and abs(x) < 2**53:
+        return str(int(x))
+    return repr(x)

@@ -1,0 +1,107 @@
+"""A NumPy stand-in for CuPy, so GPU host code runs on the CPU: the microbenchmark sweep (its kernels
+execute the pointer chase), the per-launch overhead cases (kernels that take a fixed time) and the
+device facts. Time is a fake clock that each kernel launch advances; CUDA events read it.
+
+- a chase kernel (mb_chase_C) advances it by 3000 + steps x max(200, 0.01 m) ns: a closed queue of
+  200 ns latency and 100 requests/ns, so S(m) = max(200, 0.01 m) / m per request;
+- `empty_launch` by EMPTY_NS, `bfs_compact` by COMPACT_NS, any other kernel by OTHER_NS, the
+  L2 flush (`mb_touch`) by 1000 ns and the hold kernel by nothing.
+"""
+from __future__ import annotations
+
+import re
+import types
+
+import numpy as np
+
+EMPTY_NS = 3000.0
+COMPACT_NS = 15000.0
+OTHER_NS = 5000.0
+FIXED_NS = {"empty_launch": EMPTY_NS, "bfs_compact": COMPACT_NS, "hold_until": 0.0, "mb_touch": 1000.0}
+
+PROPS = {"name": b"Fake H200", "multiProcessorCount": 132, "maxThreadsPerMultiProcessor": 2048,
+         "major": 9, "minor": 0, "l2CacheSize": 60 * 2**20}
+"""The device the microbenchmark test describes (an H200's geometry)."""
+ATTRIBUTES = {1: 1024, 10: 32, 13: 1980000, 16: 132, 36: 3201000, 37: 6016, 38: 60 * 2**20, 39: 2048,
+              75: 9, 76: 0, 106: 32}
+"""cudaDeviceGetAttribute answers by attribute number (see gpu_validate.device.ATTRIBUTES)."""
+
+
+class Clock:
+    now_ns = 0.0
+
+
+class Event:
+    def record(self):
+        self.t = Clock.now_ns
+
+    def synchronize(self):
+        pass
+
+
+class Kernel:
+    """One compiled function; `log` (a list, or None) gets the visits of every chase launch."""
+
+    def __init__(self, name, log):
+        self.name, self.log = name, log
+
+    def __call__(self, grid, block, args, shared_mem=0):
+        if self.name in FIXED_NS:
+            Clock.now_ns += FIXED_NS[self.name]
+            return
+        if not self.name.startswith("mb_chase_"):
+            Clock.now_ns += OTHER_NS
+            return
+        buf, starts, lanes, steps, add, mask, _sink = args
+        chains = int(self.name.split("_")[2])
+        warps = grid[0] * block[0] // 32
+        assert block[0] % 32 == 0 and block[0] <= 256
+        idx = starts.astype(np.int64).reshape(warps, chains, int(lanes))
+        visited = []
+        for _ in range(int(steps)):
+            if self.log is not None:
+                visited.append(idx.copy())
+            idx = (buf[idx * 8].astype(np.int64) + int(add)) & int(mask)
+        if self.log is not None:
+            sequential = np.array_equal(buf[:128:8], np.arange(1, 17))
+            self.log.append({"sectors": int(mask) + 1, "sequential": sequential, "visited": np.stack(visited)})
+        m = warps * chains * int(lanes)
+        Clock.now_ns += 3000.0 + int(steps) * max(200.0, 0.01 * m)  # a closed queue: latency, then a rate
+
+
+class Pinned(bytearray):
+    """Pinned host memory: a buffer with a device pointer."""
+
+    ptr = 0
+
+
+def fake_cupy(log=None, props=None, attributes=None):
+    """A `cupy` module stand-in for a device of `props` (getDeviceProperties) and `attributes`
+    (cudaDeviceGetAttribute by number); defaults PROPS and ATTRIBUTES."""
+    props = dict(PROPS if props is None else props)
+    attributes = dict(ATTRIBUTES if attributes is None else attributes)
+    cp = types.ModuleType("cupy")
+    for name in ("uint32", "uint64", "int64", "int32", "zeros", "ones", "empty", "arange", "tile", "roll", "asarray"):
+        setattr(cp, name, getattr(np, name))
+    cp.__version__ = "fake"
+    runtime = types.SimpleNamespace(getDeviceCount=lambda: 1, getDeviceProperties=lambda i: props,
+                                    runtimeGetVersion=lambda: 13000,
+                                    deviceGetAttribute=lambda a, d: attributes[int(a)])
+    device = types.SimpleNamespace(id=0, synchronize=lambda: None)
+    cp.cuda = types.SimpleNamespace(runtime=runtime, Device=lambda: device, Event=Event,
+                                    get_elapsed_time=lambda a, b: (b.t - a.t) / 1e6,
+                                    alloc_pinned_memory=lambda size: Pinned(size))
+    cp.random = types.SimpleNamespace(RandomState=np.random.RandomState)
+
+    class RawModule:
+        def __init__(self, code, options, name_expressions=None):
+            if "mb_chase_1" in code:  # the microbenchmark source: NVRTC without include paths
+                assert options == ("-std=c++17",)
+            self.code, self.expressions = code, tuple(name_expressions or ())
+
+        def get_function(self, name):
+            assert name in self.expressions or re.search(rf"\b{name}\b", self.code), name
+            return Kernel(name, log)
+
+    cp.RawModule = RawModule
+    return cp
