@@ -42,5 +42,6 @@ def kron(scale: int, ef: int, seed: int, directed: int) -> EdgeList:
 def resolve_rmat(p: dict[str, Any]) -> dict[str, Any]:
     a, b, c = p["a"], p["b"], p["c"]
     if not all(math.isfinite(x) and x >= 0 for x in (a, b, c)) or not a + b + c < 1:
-        raise InputError(f"generator 'rmat': need a, b, c >= 0 and a+b+c < 1 (d = 1-a-b-c > 0), got a={a}, b={b}, c={c}")
+        raise InputError(f"generator 'rmat': need a, b, c >= 0 and a+b+c < 1 (d = 1-a-b-c > 0), "
+                         f"got a={a}, b={b}, c={c}")
     return p
