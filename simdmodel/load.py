@@ -22,7 +22,9 @@ def load_graph(
 
     `spec` is a file path (`.mtx[.gz]`, `.txt/.el[.gz]`, `.gr[.gz]`, `.graph`, `.npz`), a generator
     string such as `rmat:scale=20,ef=16`, a scipy.sparse matrix (square; non-zeros are edges) or a
-    networkx graph (nodes relabelled 0..n-1 in iteration order).
+    networkx graph (nodes relabelled 0..n-1 in iteration order). A file's edge weights, if it has
+    them, come along through every option (`CSRGraph.weights`); generated graphs, scipy matrices
+    and networkx graphs are loaded without weights.
     """
     options = dict(undirected=undirected, drop_self_loops=drop_self_loops, drop_duplicates=drop_duplicates)
     if isinstance(spec, CSRGraph):

@@ -113,7 +113,9 @@ def render_info(info: dict) -> str:
     """`graph info` as aligned key/value lines."""
     lines = []
     for key, value in info.items():
-        if isinstance(value, float) and not np.isnan(value):
+        if isinstance(value, bool):
+            value = "yes" if value else "no"
+        elif isinstance(value, float) and not np.isnan(value):
             value = f"{value:,.3f}".rstrip("0").rstrip(".")
         elif isinstance(value, int):
             value = f"{value:,}"

@@ -33,6 +33,7 @@ def graph_info(graph: CSRGraph, sources: int = 0, seed: int = 1, progress: bool 
         "name": graph.name,
         "n": graph.n,
         "m": graph.m,
+        "weighted": graph.weighted,
         "degree_min": low,
         "degree_q1": q1,
         "degree_median": median,

@@ -124,3 +124,29 @@ def lanes(degrees, strategy, param=None):
     if strategy == "ws":
         return ws_lanes(degrees)
     return scan_lanes(degrees, param)
+
+
+def weighted_rows(pairs, weights, n, undirected=False, drop_self_loops=False, drop_duplicates=False):
+    """CSR rows as lists of (neighbour, weight), built edge by edge the obvious way.
+
+    Each input edge is appended to its source's row (and, undirected, to its target's row with the
+    same weight, a self loop once); then self loops and later copies of a neighbour are removed,
+    so a kept duplicate has the weight of its first copy.
+    """
+    rows = [[] for _ in range(n)]
+    for (u, v), w in zip(pairs, weights):
+        rows[u].append((v, w))
+        if undirected and u != v:
+            rows[v].append((u, w))
+    result = []
+    for u, row in enumerate(rows):
+        kept, seen = [], set()
+        for v, w in row:
+            if drop_self_loops and v == u:
+                continue
+            if drop_duplicates and v in seen:
+                continue
+            seen.add(v)
+            kept.append((v, w))
+        result.append(kept)
+    return result

@@ -13,6 +13,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial import Delaunay
 
 from simdmodel import generators as gen
+from simdmodel.generators import _kernels
 from simdmodel.errors import InputError
 from simdmodel.graph import EdgeList, count_duplicates, count_self_loops, csr_from_edges
 
@@ -147,7 +148,7 @@ def test_delaunay_mean_degree_and_connected():
 def test_delaunay_matches_scipy_in_point_order():
     n, seed = 500, 4
     edges = gen.generate(f"delaunay:n={n},seed={seed}")
-    points = gen._unit_points(n, gen._key(seed, gen._TAG_POINTS))
+    points = _kernels.unit_points(n, _kernels.key(seed, _kernels.TAG_POINTS))
     tri = Delaunay(points).simplices
     a, b = tri[:, [0, 1, 2]].ravel(), tri[:, [1, 2, 0]].ravel()
     expect = {(min(x, y), max(x, y)) for x, y in zip(a.tolist(), b.tolist())}
@@ -160,7 +161,7 @@ def test_rgg_default_radius_and_brute_force():
     edges = gen.generate(f"rgg:n={n},seed={seed}")
     r = 0.55 * math.sqrt(math.log(n) / n)
     assert edges.name == f"rgg:n={n},seed={seed},r={r!r}"
-    points = gen._unit_points(n, gen._key(seed, gen._TAG_POINTS))
+    points = _kernels.unit_points(n, _kernels.key(seed, _kernels.TAG_POINTS))
     dist = np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(-1))
     i, j = np.nonzero(np.triu(dist <= r, 1))
     assert np.array_equal(edges.src, i) and np.array_equal(edges.dst, j)

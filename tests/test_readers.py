@@ -102,7 +102,8 @@ def test_mtx_fields_and_symmetries(tmp_path, field, entry, symmetry):
 def test_snap_edge_list(tmp_path, gz):
     text = "# Directed graph\n# FromNodeId\tToNodeId\n0\t1\n\n1 2 0.5\n  5\t0\n% other comment\n1 0 3\n"
     path = write(tmp_path / "web.txt", text, gz)
-    edges = read(path)
+    with pytest.warns(UserWarning, match="read without weights"):  # only some lines have a weight
+        edges = read(path)
     assert edges.name == "web" and edges.n == 6 and not edges.undirected
     assert_csr(csr_from_edges(edges), [0, 1, 3, 3, 3, 3, 4], [1, 2, 0, 0])
 
@@ -409,13 +410,15 @@ TEXT_SUFFIXES = [".mtx", ".txt", ".gr", ".graph"]
 HEADERS = {
     ".mtx": ["%%MatrixMarket matrix coordinate pattern general\n3 3 2\n",
              "%%MatrixMarket matrix coordinate real symmetric\n4 4 3\n",
+             "%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 2\n",
              "%%MatrixMarket matrix coordinate complex general\n2 2 1\n"],
     ".txt": ["", "# comment\n"],
     ".gr": ["p sp 3 2\n", "c x\np sp 4 3\n"],
     ".graph": ["3 2\n", "3 2 1\n", "3 2 11 2\n", "4 3 100\n"],
 }
 TOKENS = ["0", "1", "2", "3", "4", "-1", "+2", "1.5", "1e3", "nan", "x", "a", "c", "p", "sp", "%", "#",
-          "%%MatrixMarket", "2147483647", "99999999999999999999", "\xe9", "\t", ""]
+          "%%MatrixMarket", "2147483647", "99999999999999999999", "\xe9", "\t", "",
+          "inf", "1e400", "0.12345678901234567", "9223372036854775808"]
 
 
 def check_reader_outcome(path):
@@ -426,6 +429,9 @@ def check_reader_outcome(path):
     assert isinstance(result, EdgeList)
     assert result.src.dtype.kind == "i" and result.dst.dtype.kind == "i"
     assert result.src.shape == result.dst.shape
+    if result.weights is not None:
+        assert result.weights.dtype in (np.int64, np.float64) and result.weights.shape == result.src.shape
+        assert np.isfinite(result.weights).all()
     if result.src.size:
         assert 0 <= min(result.src.min(), result.dst.min())
         assert max(result.src.max(), result.dst.max()) < result.n

@@ -3,7 +3,9 @@
 Text formats (Matrix Market, SNAP edge lists, DIMACS `.gr`, METIS) return an `EdgeList` for
 `csr_from_edges`; the native `.npz` returns a `CSRGraph` directly. Every problem with a file's
 contents is a `GraphFormatError` naming the file and, where there is one, the 1-based line.
-`.gz` is read transparently for every text format.
+`.gz` is read transparently for every text format. Edge weights are kept where the file has them:
+Matrix Market `integer` / `real`, DIMACS `.gr`, METIS with fmt c=1, a SNAP file whose every edge
+line has a third column, and a weighted `.npz` (see each module for the dtype).
 """
 from __future__ import annotations
 

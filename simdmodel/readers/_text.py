@@ -4,6 +4,8 @@ Every text reader reads the whole file into memory as bytes. The header (a few l
 in Python with the helpers here; the body goes through that format's numba scanner in `_scan`,
 which validates every token while it parses, so one pass both reads the edges and finds the first
 bad line. The format module then words the error, quoting the offending line via `line_at`.
+Real weights the scanner could not convert exactly on its fast path are finished here
+(`resolve_slow_weights`).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import numpy as np
 
 from ..errors import GraphFormatError
 from ..graph import INDEX_LIMIT
+from . import _scan
 
 GZIP_MAGIC = b"\x1f\x8b"
 _UINT_RE = re.compile(rb"\+?[0-9]+")
@@ -131,3 +134,36 @@ def take(array: np.ndarray, count: int) -> np.ndarray:
     if count > array.size:
         raise RuntimeError(f"reader bug: {count} entries counted but only {array.size} stored")
     return array[:count]
+
+
+def line_number(data: bytes, offset: int) -> int:
+    """1-based number of the line holding byte `offset`."""
+    return data.count(b"\n", 0, offset) + 1
+
+
+def resolve_slow_weights(path, data: bytes, weights: np.ndarray, body: int, comments: bytes,
+                         nslow: int, what: str) -> None:
+    """Convert the real weights the scanner left to the slow path exactly, into `weights`.
+
+    `body` is where the scanner started and `comments` the one or two bytes that open its comment
+    lines. The tokens go through numpy's string-to-float cast (correctly rounded, like Python's
+    float); one that overflows to infinity is a GraphFormatError at its line. `weights` may be
+    empty (a file read without weights): then the tokens are only checked.
+    """
+    if nslow == 0:
+        return
+    buf = as_buffer(data)
+    at, starts = _scan.slow_weight_tokens(buf, body, comments[0], comments[-1], nslow)
+    packed = _scan.pack_tokens(buf, starts)
+    values = packed.view(f"S{packed.shape[1]}").ravel().astype(np.float64)
+    finite = np.isfinite(values)
+    if not finite.all():
+        k = int(np.argmin(finite))
+        start = int(starts[k])
+        token = next_line(data, start)[0].split()[0]
+        raise GraphFormatError(
+            path, f"{what} {show(token)} is not finite (beyond the float64 range)",
+            line_number(data, start),
+        )
+    inside = at < weights.size
+    weights[at[inside]] = values[inside]

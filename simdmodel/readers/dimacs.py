@@ -1,8 +1,8 @@
 """DIMACS 9th challenge shortest-path graphs (`.gr`, `.gr.gz`), e.g. the USA road networks.
 
 `c` lines are comments, one `p sp N M` problem line comes before any arc, and each `a U V W` line
-is an arc U -> V with 1-based ids and an integer weight W (checked, then ignored). The result is a
-directed edge list (the road files already list both directions). The header is read in Python,
+is an arc U -> V with 1-based ids and an integer weight W (int64). The result is a directed,
+weighted edge list (the road files already list both directions). The header is read in Python,
 the arcs by a numba scanner (`_scan.scan_dimacs`) that reports the first bad line.
 """
 from __future__ import annotations
@@ -34,11 +34,11 @@ def _parse_problem(path, data: bytes):
 
 
 def read(path) -> EdgeList:
-    """Read a DIMACS `.gr` file as a directed EdgeList."""
+    """Read a DIMACS `.gr` file as a directed EdgeList with int64 weights."""
     data = _text.load_bytes(path)
     n, m, p_line, pos = _parse_problem(path, data)
     cap = _text.capacity(data, pos, m)
-    src, dst, count, err, line, start, token = _scan.scan_dimacs(
+    src, dst, weights, count, err, line, start, token = _scan.scan_dimacs(
         _text.as_buffer(data), pos, p_line + 1, n, m, cap
     )
     if err != _scan.DIMACS_OK:
@@ -50,6 +50,8 @@ def read(path) -> EdgeList:
         if err == _scan.DIMACS_RANGE:
             which = "tail" if token == 1 else "head"
             raise GraphFormatError(path, f"arc {which} {tok} outside 1..{n}", line)
+        if err == _scan.DIMACS_BIG_WEIGHT:
+            raise GraphFormatError(path, f"arc weight {tok} does not fit a 64-bit integer", line)
         if err == _scan.DIMACS_COUNT:
             raise GraphFormatError(path, f"expected arc line 'a U V W', got {text}", line)
         if err == _scan.DIMACS_DUP_P:
@@ -65,5 +67,5 @@ def read(path) -> EdgeList:
             path, f"header mismatch: the problem line declares M={m} arcs but the file has only "
             f"{count}", p_line
         )
-    src, dst = _text.take(src, count), _text.take(dst, count)
-    return EdgeList(src, dst, n, undirected=False, name=_text.stem_name(path))
+    src, dst, weights = (_text.take(a, count) for a in (src, dst, weights))
+    return EdgeList(src, dst, n, undirected=False, name=_text.stem_name(path), weights=weights)

@@ -5,7 +5,9 @@ the 1-based neighbours of vertex i, so an empty line is an isolated vertex and b
 the header are significant (only `%` lines are skipped; blank lines after the n-th vertex are
 allowed). fmt "abc": a=1 a vertex size comes first, b=1 ncon vertex weights follow, c=1 each
 neighbour is followed by an edge weight. The file already lists both directions, so the result is
-a directed edge list of every listed (vertex, neighbour) entry, and their number must be 2m.
+a directed edge list of every listed (vertex, neighbour) entry, and their number must be 2m. With
+c=1 the edge list carries each entry's weight (int64, as listed: the file gives both directions'
+weights); vertex sizes and vertex weights are checked to be integers and not kept.
 """
 from __future__ import annotations
 
@@ -45,13 +47,14 @@ def _parse_header(path, data: bytes):
 
 
 def read(path) -> EdgeList:
-    """Read a METIS graph as a directed EdgeList of every listed (vertex, neighbour) entry."""
+    """Read a METIS graph as a directed EdgeList of every listed (vertex, neighbour) entry, with
+    int64 edge weights when fmt says the file has them."""
     data = _text.load_bytes(path)
     n, m, has_sizes, ncon, has_eweights, head_line, pos = _parse_header(path, data)
     head = int(has_sizes) + ncon
     step = 2 if has_eweights else 1
     cap = _text.capacity(data, pos, 2 * m, per_line=False)
-    src, dst, count, err, line, start, token = _scan.scan_metis(
+    src, dst, weights, count, err, line, start, token = _scan.scan_metis(
         _text.as_buffer(data), pos, head_line + 1, n, 2 * m, cap, head, step
     )
     if err != _scan.METIS_OK:
@@ -60,6 +63,8 @@ def read(path) -> EdgeList:
         tok = _text.show(_text.token_at(data, start, token))
         if err == _scan.METIS_BAD_INT:
             raise GraphFormatError(path, f"expected an integer, got {tok} in {text}", line)
+        if err == _scan.METIS_BIG_WEIGHT:
+            raise GraphFormatError(path, f"edge weight {tok} does not fit a 64-bit integer", line)
         if err == _scan.METIS_RANGE:
             raise GraphFormatError(path, f"neighbour {tok} outside 1..{n}", line)
         if err == _scan.METIS_COUNT:
@@ -78,4 +83,5 @@ def read(path) -> EdgeList:
             f"but the vertex lines list {count}", head_line
         )
     src, dst = _text.take(src, count), _text.take(dst, count)
-    return EdgeList(src, dst, n, undirected=False, name=_text.stem_name(path))
+    weights = _text.take(weights, count) if has_eweights else None
+    return EdgeList(src, dst, n, undirected=False, name=_text.stem_name(path), weights=weights)

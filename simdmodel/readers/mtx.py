@@ -1,9 +1,14 @@
 """Matrix Market coordinate files (`.mtx`, `.mtx.gz`): the non-zeros' positions are the edges.
 
-Fields `pattern`, `integer`, `real` and `complex` are accepted and their values ignored (but
-checked to be numbers). `general` gives a directed edge list; `symmetric`, `skew-symmetric` and
-`hermitian` give the stored triangle as an undirected edge list, which the CSR builder stores in
-both directions (a diagonal entry once). Ids are 1-based in the file, 0-based out.
+Fields `pattern`, `integer`, `real` (also `double`) and `complex` are accepted. The values of an
+`integer` file are the edge weights (int64), those of a `real` file too (float64, finite);
+`pattern` files have none, and `complex` values are checked to be numbers and not kept (a complex
+number is no edge weight). `general` gives a directed edge list; `symmetric`, `skew-symmetric`
+and `hermitian` give the stored triangle as an undirected edge list, which the CSR builder stores
+in both directions (a diagonal entry once), both with the entry's weight. A weighted
+`skew-symmetric` file is the exception: A[j, i] = -A[i, j], so the reader lists both directions
+itself, the mirror with the negated weight, as a directed edge list. Ids are 1-based in the file,
+0-based out.
 
 Why not fast_matrix_market: it silently accepts lines such as `1 2x` (read as 1 2), `1 2 3` in a
 pattern file and `1.5` in an integer file, so a full validation pass over the body is needed
@@ -12,11 +17,14 @@ sweep, with the exact line of the first problem.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import GraphFormatError
 from ..graph import EdgeList
 from . import _scan, _text
 
 FIELDS = {"pattern": 0, "real": 1, "double": 1, "integer": 1, "complex": 2}
+KEEP = {"real": _scan.KEEP_REAL, "double": _scan.KEEP_REAL, "integer": _scan.KEEP_INT}
 SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
 BANNER = "%%MatrixMarket matrix coordinate <field> <symmetry>"
 
@@ -73,14 +81,38 @@ def read(path) -> EdgeList:
     data = _text.load_bytes(path)
     field, symmetry, n, nnz, size_line, pos = _parse_header(path, data)
     nvalues = FIELDS[field]
+    keep = KEEP.get(field, _scan.KEEP_NONE)
     cap = _text.capacity(data, pos, nnz)
-    rows, cols, count, err, line, start, token = _scan.scan_mtx(
-        _text.as_buffer(data), pos, size_line + 1, n, n, nnz, cap, nvalues, field == "integer"
+    rows, cols, int_weights, real_weights, nslow, count, err, line, start, token = _scan.scan_mtx(
+        _text.as_buffer(data), pos, size_line + 1, n, n, nnz, cap, nvalues, field == "integer", keep
     )
+    _text.resolve_slow_weights(path, data, real_weights, pos, b"%", nslow, "value")
     if err != _scan.MTX_OK:
         _raise(path, data, err, line, start, token, field, n, nnz, count, size_line)
     rows, cols = _text.take(rows, count), _text.take(cols, count)
-    return EdgeList(rows, cols, n, undirected=symmetry != "general", name=_text.stem_name(path))
+    weights = None
+    if keep != _scan.KEEP_NONE:
+        weights = _text.take(int_weights if keep == _scan.KEEP_INT else real_weights, count)
+    name = _text.stem_name(path)
+    if weights is not None and symmetry == "skew-symmetric":
+        return _skew_mirrored(rows, cols, weights, n, name)
+    return EdgeList(rows, cols, n, undirected=symmetry != "general", name=name, weights=weights)
+
+
+def _skew_mirrored(rows, cols, weights, n, name) -> EdgeList:
+    """Each stored entry followed by its mirror with the negated weight (a diagonal entry once):
+    the rows the CSR builder would make of an undirected list, with A[j, i] = -A[i, j]."""
+    off = rows != cols
+    before = np.cumsum(off) - off  # mirrors placed before entry i
+    at = np.arange(rows.size) + before
+    mirror = at[off] + 1
+    total = rows.size + int(off.sum())
+    src = np.empty(total, dtype=np.int32)
+    dst = np.empty(total, dtype=np.int32)
+    out = np.empty(total, dtype=weights.dtype)
+    src[at], dst[at], out[at] = rows, cols, weights
+    src[mirror], dst[mirror], out[mirror] = cols[off], rows[off], -weights[off]
+    return EdgeList(src, dst, n, undirected=False, name=name, weights=out)
 
 
 def _raise(path, data, err, line, start, token, field, n, nnz, count, size_line):
@@ -96,6 +128,10 @@ def _raise(path, data, err, line, start, token, field, n, nnz, count, size_line)
     if err == _scan.MTX_BAD_VALUE:
         kind = "an integer" if field == "integer" else "a number"
         raise GraphFormatError(path, f"value {tok} is not {kind} in {_text.show(text)}", line)
+    if err == _scan.MTX_NONFINITE:
+        raise GraphFormatError(path, f"value {tok} is not a finite number (edge weights must be)", line)
+    if err == _scan.MTX_BIG_VALUE:
+        raise GraphFormatError(path, f"value {tok} does not fit a 64-bit integer", line)
     if err == _scan.MTX_COUNT:
         layout = {"pattern": "row col", "complex": "row col real imag"}.get(field, "row col value")
         raise GraphFormatError(
