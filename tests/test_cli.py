@@ -6,7 +6,7 @@ import sys
 import pandas as pd
 import pytest
 
-from simdmodel.cli import main
+from simdreport.cli import main
 
 CSV_COLUMNS = ["strategy", "group_size", "warp_iterations", "total_lanes", "useful_lanes", "ua_lanes",
                "ur_lanes", "idle_lanes", "ua", "ur", "idle", "me"]
@@ -96,12 +96,12 @@ def test_malformed_files_name_file_and_line(tmp_path, capsys, content, message):
 def test_real_process_exit_code_and_no_traceback(tmp_path):
     bad = tmp_path / "bad.gr"
     bad.write_text("p sp 3 2\na 1 2 1\na 1 9 1\n")
-    done = subprocess.run([sys.executable, "-m", "simdmodel.cli", "analyze", str(bad)],
+    done = subprocess.run([sys.executable, "-m", "simdreport.cli", "analyze", str(bad)],
                           capture_output=True, text=True)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
     assert "bad.gr:3" in done.stderr
-    done = subprocess.run([sys.executable, "-m", "simdmodel.cli", "analyze", "--group-sizes", "x"],
+    done = subprocess.run([sys.executable, "-m", "simdreport.cli", "analyze", "--group-sizes", "x"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 

@@ -12,7 +12,7 @@ from synthetic_measured import write_measured_folder
 
 import opmachine as om
 import simdmodel as sm
-from simdmodel.cli import main
+from simdreport.cli import main
 from simdreport import DEFAULT_SUITE, SuiteGraph, collect_graph, committed_runs, suite_for
 from simdreport.measured import pick_run
 from simdreport.report import DEFAULT_GPU

@@ -25,7 +25,7 @@ KERNELS = ("topo", "sm-4", "ws", "scan")
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "simdmodel.cli", *args], check=False, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "simdreport.cli", *args], check=False, capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +150,7 @@ def test_committed_validation_summary_has_every_figure():
     assert -1 <= summary["time_pearson_r"] <= 1 and summary["time_mape_per_level"] >= 0
     assert len(summary["kernels"]) == 9 and summary["device"] == "NVIDIA H200"
     for spec in summary["graphs"]:  # each pooled graph has its measured tables beside the summary
-        from gpu_validate.suite import graph_slug
+        from simdreport.suites import graph_slug
         from gpu_validate.validate import table_path
 
         assert table_path(results / graph_slug(spec), "measured") is not None
