@@ -123,7 +123,8 @@ def validate_graph(graph, kernels: Sequence[str | Kernel], sources: int | Sequen
                               tables, None)
 
     recorded = tables.get("lanes_model")
-    tables["lanes_model"] = model_lanes(graph, graph.name, kernels, sources)
+    measured_order = list(dict.fromkeys(int(s) for s in tables["measured"]["source"]))  # as they were measured
+    tables["lanes_model"] = model_lanes(graph, graph.name, kernels, measured_order)
     if measured_dir is not None and recorded is not None:
         _compare_recorded_lanes(recorded, tables["lanes_model"], measured_dir)
     ncu = tables.get("ncu")
@@ -144,10 +145,8 @@ def validate_graph(graph, kernels: Sequence[str | Kernel], sources: int | Sequen
 def model_lanes(graph, graph_label: str, kernels, sources) -> pd.DataFrame:
     """The lane slots and useful lanes simdmodel's accounting expects of every expansion launch of
     each kernel from each source (`lanes.lanes_model` over the CPU BFS), with a graph column."""
-    parts = []
-    for source in sources:
-        front = bfs(graph, int(source))
-        parts.extend(lanes_model(graph, kernel, int(source), front) for kernel in kernels)
+    fronts = {int(source): bfs(graph, int(source)) for source in sources}
+    parts = [lanes_model(graph, kernel, source, front) for kernel in kernels for source, front in fronts.items()]
     table = pd.concat(parts, ignore_index=True)
     table.insert(0, "graph", graph_label)
     return table

@@ -1,10 +1,10 @@
 """`python -m gpu_validate.replay`: the program Nsight Compute profiles for sampled BFS rounds.
 
 It loads a graph (.npz written by the validation run), then for each kernel replays the chosen
-rounds from one source (GpuBfs.replay_round: the same launches as the whole BFS, each round's levels
-checked against the CPU BFS) and writes one
-CSV line per launch (kernel, source, level, phase, grid) in launch order, so the profiler's rows,
-which come in the same order, can be matched to them.
+rounds from one source (GpuBfs.replay_round: the same launches as the whole BFS, each round's
+levels checked against the CPU BFS) and writes one CSV line per launch (kernel, source, level,
+phase, grid) in launch order, so the profiler's rows, which come in the same order, can be
+matched to them. A round whose levels are wrong ends the program with exit status 1.
 """
 from __future__ import annotations
 
