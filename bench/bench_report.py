@@ -46,7 +46,7 @@ def bfs_baseline_s(suite, sources: int) -> dict[str, float]:
 def main(specs: list[str]) -> None:
     import opmachine as om
     from simdreport import DEFAULT_GPU, DEFAULT_SOURCES, L2_MODEL, build_report, collect_graph, committed_runs
-    from simdreport.suite import suite_for
+    from simdreport.suites import suite_for
 
     suite = suite_for(specs)
     with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:

@@ -14,7 +14,7 @@ the CPU BFS and a mismatch raises LevelMismatch: no timing of a wrong BFS is eve
 - `count_bfs`: the instrumented build (-DCOUNT_LANES=1): lane slots, useful lanes and the warp-level
   memory instructions per server of every launch.
 - `replay_round`: one round set up from the CPU BFS state, for Nsight Compute to profile sampled
-  levels of a deep BFS without running the rest.
+  levels of a deep BFS without running the rest; the levels it leaves are checked too.
 """
 from __future__ import annotations
 
@@ -169,14 +169,19 @@ class GpuBfs:
         return {**_key(self.kernel, source, level, phase), "block": DEFAULT_BLOCK, "grid": int(grid),
                 "frontier_vertices": int(size), "_after": after}
 
-    def _check(self, source: int, front: Frontiers) -> None:
+    def _check(self, source: int, front: Frontiers, through: int | None = None) -> None:
+        """LevelMismatch unless the GPU's levels equal the CPU BFS's `front`: every vertex's, or with
+        `through` (after a replayed round) those of levels 0..`through`, every other vertex unvisited."""
+        expected = front.levels if through is None else \
+            np.where((front.levels >= 0) & (front.levels <= through), front.levels, UNVISITED)
         got = self.level.get()
-        if not np.array_equal(got, front.levels):
-            bad = np.flatnonzero(got != front.levels)
+        if not np.array_equal(got, expected):
+            bad = np.flatnonzero(got != expected)
             v = int(bad[0])
+            run, lost = ("BFS", "timing") if through is None else (f"round {through - 1}", "counters")
             raise LevelMismatch(
-                f"{self.kernel.label} BFS from {source} on {self.graph.name}: {bad.size} vertices have wrong levels "
-                f"(first: vertex {v}, GPU {int(got[v])}, CPU {int(front.levels[v])}); no timing reported")
+                f"{self.kernel.label} {run} from {source} on {self.graph.name}: {bad.size} vertices have wrong levels "
+                f"(first: vertex {v}, GPU {int(got[v])}, CPU {int(expected[v])}); no {lost} reported")
 
     def time_bfs(self, source: int, repeats: int = 5, warmup: int = 1) -> pd.DataFrame:
         """Per-launch time of a BFS from `source`: CUDA events, `warmup` untimed runs, median of `repeats`."""
@@ -228,7 +233,9 @@ class GpuBfs:
 
     def replay_round(self, source: int, level: int) -> list[dict]:
         """Run round `level` alone from the CPU BFS state before it (levels <= `level` set, the sorted
-        frontier in the queue): the same launches as in the whole BFS, for profiling sampled levels."""
+        frontier in the queue): the same launches as in the whole BFS, for profiling sampled levels.
+        Afterwards the levels <= `level` + 1 must equal the CPU BFS's, every other vertex unvisited,
+        else LevelMismatch: a profiled round is checked like every timed run."""
         front = self.frontiers(source)
         state = np.where((front.levels >= 0) & (front.levels <= level), front.levels, UNVISITED).astype(np.int32)
         self.level.set(state)
@@ -237,11 +244,13 @@ class GpuBfs:
             self.queue[: frontier.size].set(frontier.astype(np.int32))
         if not self.kernel.data_driven:
             grid = self._launch_topo(level)
-            return [{**_key(self.kernel, source, level, "topo"), "grid": grid}]
-        grid = self._launch_expand(frontier.size, level)
-        rows = [{**_key(self.kernel, source, level, "expand"), "grid": grid}]
-        grid = self.launch_compact(level)
-        rows.append({**_key(self.kernel, source, level, "compact"), "grid": grid})
+            rows = [{**_key(self.kernel, source, level, "topo"), "grid": grid}]
+        else:
+            grid = self._launch_expand(frontier.size, level)
+            rows = [{**_key(self.kernel, source, level, "expand"), "grid": grid}]
+            grid = self.launch_compact(level)
+            rows.append({**_key(self.kernel, source, level, "compact"), "grid": grid})
+        self._check(source, front, through=level + 1)
         return rows
 
 

@@ -18,11 +18,12 @@ import re
 import shutil
 import subprocess
 import tempfile
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
-from simdmodel.errors import InputError
+from simdmodel.errors import DataWarning, InputError
 
 _HOPPER = {
     # Warp-level global loads / stores with at least one thread predicated on: the model's jobs.
@@ -48,7 +49,8 @@ _HOPPER = {
 METRICS: dict[str, dict[str, str]] = {"sm_90": _HOPPER}
 """Short column name -> ncu metric name, per architecture (`sm_XY`). All but the two
 `smsp__sass_*` names were found by `ncu --query-metrics` for gh100, ga100, ad102 and gb100 alike
-(tests/fixtures/ncu/metrics_found.txt), so `metrics_for` uses this map for any architecture."""
+(tests/fixtures/ncu/metrics_found.txt), so `metrics_for` uses this map for any architecture, with
+a warning for one it was not recorded on."""
 
 DEFAULT_ARCH = "sm_90"
 
@@ -73,8 +75,14 @@ class NcuUnavailable(InputError):
 
 
 def metrics_for(arch: str | None = None) -> dict[str, str]:
-    """The metric map for an architecture such as "sm_90"; Hopper's names for unknown ones."""
-    return dict(METRICS.get(arch or DEFAULT_ARCH, METRICS[DEFAULT_ARCH]))
+    """The metric map for an architecture such as "sm_90" (None: DEFAULT_ARCH). An architecture with
+    no recorded map gets Hopper's names and a DataWarning saying so (parse_ncu_csv then warns about
+    any name that ncu did not report)."""
+    arch = arch or DEFAULT_ARCH
+    if arch not in METRICS:
+        warnings.warn(f"no Nsight Compute metric names recorded for {arch}; using {DEFAULT_ARCH}'s (all but the "
+                      "smsp__sass_* ones were found on gh100, ga100, ad102 and gb100)", DataWarning, stacklevel=2)
+    return dict(METRICS.get(arch, METRICS[DEFAULT_ARCH]))
 
 
 def find_ncu() -> str:
@@ -169,9 +177,10 @@ def parse_ncu_csv(text: str, source: str = "ncu log", metrics: dict | None = Non
     Columns: launch (0..k-1), kernel_name (base name), kernel_signature (as ncu printed it),
     block and grid (threads per block and blocks, x only), then one column per short metric name
     of `metrics` (default `metrics_for()`), NaN where ncu printed "n/a", nothing, or lacked the
-    metric. Lines starting with "==" (ncu's own messages) are skipped; a units row under the header
-    scales times to ns and K/M/G-prefixed counts. Malformed text raises InputError naming `source`
-    and the 1-based line."""
+    metric, with one DataWarning naming each such metric and how many launches lack it. Lines
+    starting with "==" (ncu's own messages) are skipped; a units row under the header scales times
+    to ns and K/M/G-prefixed counts. Malformed text raises InputError naming `source` and the
+    1-based line."""
     metrics = metrics or metrics_for()
     header, units, rows = None, None, []
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -221,6 +230,7 @@ def parse_ncu_csv(text: str, source: str = "ncu log", metrics: dict | None = Non
     columns = ["launch", "kernel_name", "kernel_signature", "block", "grid", *metrics]
     if not records:
         return pd.DataFrame({c: pd.Series(dtype=_empty_dtype(c)) for c in columns})
+    _warn_missing(records, metrics, col, source)
     df = pd.DataFrame.from_records(records).sort_values("id", kind="stable").reset_index(drop=True)
     df.insert(0, "launch", range(len(df)))
     df = df.drop(columns="id")[columns]
@@ -229,6 +239,19 @@ def parse_ncu_csv(text: str, source: str = "ncu log", metrics: dict | None = Non
         integral = bool((values.abs() < 2.0**53).all() and (values == values.round()).all())
         df[short] = values.astype("int64") if short in COUNT_COLUMNS and integral else values
     return df
+
+
+def _warn_missing(records, metrics: dict, header: dict, source: str) -> None:
+    """One DataWarning per metric that ncu did not report, or printed no value for, in some launches."""
+    for short, name in metrics.items():
+        if name not in header:
+            warnings.warn(f"{source}: ncu reported no {name} ({short}): that counter is missing for every "
+                          "launch", DataWarning, stacklevel=3)
+            continue
+        lacking = sum(1 for rec in records if math.isnan(rec[short]))
+        if lacking:
+            warnings.warn(f"{source}: ncu printed no value of {name} ({short}) for {lacking} of {len(records)} "
+                          "launches", DataWarning, stacklevel=3)
 
 
 def _empty_dtype(column: str) -> str:

@@ -1,9 +1,10 @@
 """`python -m gpu_validate.replay`: the program Nsight Compute profiles for sampled BFS rounds.
 
 It loads a graph (.npz written by the validation run), then for each kernel replays the chosen
-rounds from one source (GpuBfs.replay_round: the same launches as the whole BFS) and writes one
-CSV line per launch (kernel, source, level, phase, grid) in launch order, so the profiler's rows,
-which come in the same order, can be matched to them.
+rounds from one source (GpuBfs.replay_round: the same launches as the whole BFS, each round's
+levels checked against the CPU BFS) and writes one CSV line per launch (kernel, source, level,
+phase, grid) in launch order, so the profiler's rows, which come in the same order, can be
+matched to them. A round whose levels are wrong ends the program with exit status 1.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from opmachine.profile import load_profile
 from simdmodel.errors import InputError
 from simdmodel.load import load_graph
 
-from .bfs import GpuBfs
+from .bfs import GpuBfs, LevelMismatch
 
 LOG_COLUMNS = ("kernel", "source", "level", "phase", "grid")
 
@@ -54,6 +55,9 @@ def main(argv=None) -> int:
     except (InputError, ValueError) as error:
         print(f"gpu_validate.replay: error: {error}", file=sys.stderr)
         return 2
+    except LevelMismatch as error:  # a kernel bug: the profiled round is wrong, so are its counters
+        print(f"gpu_validate.replay: error: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Prediction beside measurement for one graph: `simdmodel validate`.
+"""Prediction beside measurement for one graph: the stages of `simdmodel validate`.
 
 Three stages, each a function, writing tidy tables (DESIGN.md "Validation ladder"):
 1. `measure` (GPU): every kernel's BFS from every source, timed per launch (CUDA events, median
@@ -10,8 +10,9 @@ Three stages, each a function, writing tidy tables (DESIGN.md "Validation ladder
    launch from a cold L2 (mode simulation: what Nsight Compute measures, for the counter errors)
    and, where ncu measured the launch, in counters mode (the measured counts replace the cold
    simulation's).
-`compare` then runs gpu_validate.compare over the tables and builds `summary.json`. Measured tables
-can be saved and predicted again later without a GPU (`--measured DIR`).
+`compare_tables` then runs gpu_validate.compare over the tables and builds `summary.json`. Measured
+tables can be saved and predicted again later without a GPU (`--measured DIR`). `pipeline.validate_graph`
+runs the stages in order.
 """
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ from . import compare
 from .lanes import lanes_model
 
 MEASURED_TABLES = ("measured", "lanes_model", "ncu")
+"""What a measuring run writes: measured (required), lanes_model (the lane accounting of that day, a
+record: the comparison recomputes it) and ncu (only with Nsight Compute counters)."""
 
 
 def sample_levels(depth: int, limit: int) -> list[int]:
@@ -191,7 +194,9 @@ def table_path(folder, name: str) -> Path | None:
 
 
 def read_measured(directory) -> dict:
-    """The measured tables of an earlier run (measured, lanes_model, ncu if present; .csv or .csv.gz)."""
+    """The measured tables of an earlier run (measured; lanes_model and ncu where present; .csv or
+    .csv.gz) and its device.json as "device"; InputError when the folder, measured.csv or
+    device.json is missing or unreadable."""
     directory = Path(directory)
     if not directory.is_dir():
         raise InputError(f"{directory}: no such directory of measurements")
@@ -199,12 +204,37 @@ def read_measured(directory) -> dict:
     for name in MEASURED_TABLES:
         path = table_path(directory, name)
         if path is not None:
-            tables[name] = pd.read_csv(path)
-        elif name != "ncu":
+            tables[name] = read_table(path)
+        elif name == "measured":
             raise InputError(f"{directory}: missing {name}.csv (written by a GPU run of simdmodel validate)")
-    device = directory / "device.json"
-    tables["device"] = json.loads(device.read_text()) if device.is_file() else {}
+    tables["device"] = read_device(directory)
     return tables
+
+
+def read_table(path) -> pd.DataFrame:
+    """A CSV table (.csv or .csv.gz); InputError naming the file when it cannot be parsed."""
+    try:
+        return pd.read_csv(path)
+    except (ValueError, EOFError, OSError) as error:  # pandas' parser errors are ValueErrors
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise InputError(f"{path}: not a readable CSV table ({reason})") from None
+
+
+def read_device(directory) -> dict:
+    """A measured folder's device.json (which device and driver measured which graph, and the profile);
+    InputError when it is missing or not a JSON object: without it the comparison could not say what
+    was measured, or check that the measurements belong to the graph."""
+    path = Path(directory) / "device.json"
+    if not path.is_file():
+        raise InputError(f"{directory}: missing device.json (written with the measurements by simdmodel validate; "
+                         "it names the device and the graph measured)")
+    try:
+        device = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise InputError(f"{path}: not readable JSON ({str(error).splitlines()[0]})") from None
+    if not isinstance(device, dict):
+        raise InputError(f"{path}: not a JSON object")
+    return device
 
 
 def write_tables(directory, tables: dict, summary: dict | None, device: dict | None) -> None:

@@ -20,7 +20,7 @@ from simdmodel.errors import InputError
 from simdmodel.frontier import check_source
 
 from .measured import MeasuredComparison, compare_run, first_source, pick_run
-from .suite import SuiteGraph
+from .suites import SuiteGraph
 
 SEED = 1
 """Seed for picking the BFS sources, as `simdmodel analyze` and `simdmodel validate` default to."""

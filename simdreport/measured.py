@@ -20,6 +20,7 @@ Importing this module does not import CuPy.
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,8 +29,8 @@ import pandas as pd
 
 import simdmodel as sm
 from gpu_validate import compare
-from gpu_validate.validate import read_measured, table_path
-from simdmodel.errors import InputError
+from gpu_validate.validate import read_device, read_measured, table_path
+from simdmodel.errors import DataWarning, InputError
 from simdmodel.generators import canonical_spec, is_generator_spec
 
 BAND = 0.20
@@ -116,18 +117,17 @@ def _read_measured_table(folder: Path) -> pd.DataFrame:
 
 def read_run(folder) -> MeasuredRun:
     """The measurements in `folder` given by the user (measured.csv[.gz], device.json), read now so a bad
-    folder is reported before any work; InputError if it holds none."""
+    folder is reported before any work; InputError if either is missing or unreadable."""
     folder = Path(folder)
     measured = _read_measured_table(folder)
-    device_json = folder / "device.json"
-    device = json.loads(device_json.read_text()) if device_json.is_file() else {}
-    return MeasuredRun(folder, device, True, measured)
+    return MeasuredRun(folder, read_device(folder), True, measured)
 
 
 def committed_runs(roots=None) -> list[MeasuredRun]:
     """Every committed run under `roots` (default `default_roots()`): folders ROOT/<device>/<graph>/
-    with a device.json naming its graph and a measured table (pooled folders have none). Only
-    device.json is read here; the measured table is read when a run is compared."""
+    with a device.json naming its graph and a measured table (pooled folders have none, and are not
+    runs). Only device.json is read here; the measured table is read when a run is compared. A run
+    whose device.json cannot be read or names no graph is skipped with a DataWarning."""
     runs = []
     for root in default_roots() if roots is None else [Path(r) for r in roots]:
         for device_json in sorted(root.glob("*/*/device.json")):
@@ -135,11 +135,16 @@ def committed_runs(roots=None) -> list[MeasuredRun]:
             if table_path(folder, "measured") is None:
                 continue
             try:
-                device = json.loads(device_json.read_text())
-            except (OSError, ValueError):
-                continue  # a run being rewritten is not this report's business
-            if isinstance(device, dict) and device.get("graph"):
-                runs.append(MeasuredRun(folder, device, False))
+                device = json.loads(device_json.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as error:
+                warnings.warn(f"{device_json}: unreadable ({str(error).splitlines()[0]}); the measurements in "
+                              f"{folder} are left out", DataWarning, stacklevel=2)
+                continue
+            if not (isinstance(device, dict) and device.get("graph")):
+                warnings.warn(f"{device_json}: names no graph; the measurements in {folder} are left out",
+                              DataWarning, stacklevel=2)
+                continue
+            runs.append(MeasuredRun(folder, device, False))
     return runs
 
 

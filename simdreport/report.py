@@ -17,14 +17,13 @@ from tqdm.auto import tqdm
 
 import opmachine as om
 import simdmodel as sm
-from gpu_validate.suite import graph_slug
 from simdmodel.errors import InputError
 from simdmodel.generators import canonical_spec, is_generator_spec
 
 from . import figures as fig
 from .collect import SEED, TOPO, GraphData, collect_graph
 from .measured import MeasuredRun, committed_runs, read_run
-from .suite import SuiteGraph, suite_for
+from .suites import SuiteGraph, graph_slug, suite_for
 from .tables import report_tables
 from .write import ReportTarget
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from synthetic_measured import write_measured_folder
 
-from simdmodel.cli import main
+from simdreport.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"

@@ -6,7 +6,7 @@ import sys
 import pandas as pd
 import pytest
 
-from simdmodel.cli import main
+from simdreport.cli import main
 
 CSV_COLUMNS = ["strategy", "group_size", "warp_iterations", "total_lanes", "useful_lanes", "ua_lanes",
                "ur_lanes", "idle_lanes", "ua", "ur", "idle", "me", "mapping"]
@@ -96,12 +96,12 @@ def test_malformed_files_name_file_and_line(tmp_path, capsys, content, message):
 def test_real_process_exit_code_and_no_traceback(tmp_path):
     bad = tmp_path / "bad.gr"
     bad.write_text("p sp 3 2\na 1 2 1\na 1 9 1\n")
-    done = subprocess.run([sys.executable, "-m", "simdmodel.cli", "analyze", str(bad)],
+    done = subprocess.run([sys.executable, "-m", "simdreport.cli", "analyze", str(bad)],
                           capture_output=True, text=True)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
     assert "bad.gr:3" in done.stderr
-    done = subprocess.run([sys.executable, "-m", "simdmodel.cli", "analyze", "--group-sizes", "x"],
+    done = subprocess.run([sys.executable, "-m", "simdreport.cli", "analyze", "--group-sizes", "x"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
@@ -139,3 +139,25 @@ def test_output_files_get_the_usual_mode_not_the_temporary_files_0600(tmp_path, 
     out_file = tmp_path / "lanes.csv"
     assert run(capsys, "analyze", SMALL, "--quiet", "--out", str(out_file))[0] == 0
     assert out_file.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_data_warnings_are_one_line_each_and_others_are_left_alone(capsys):
+    import warnings
+
+    from simdmodel.errors import DataWarning
+    from simdreport.cli import run_command
+
+    def command():
+        warnings.warn("a counter is missing", DataWarning)
+        warnings.warn("something else", UserWarning)
+        return 0
+
+    with pytest.warns(UserWarning, match="something else"):
+        assert run_command(command) == 0
+    assert capsys.readouterr().err == "simdmodel: warning: a counter is missing\n"
+
+
+def test_python_dash_m_simdreport_runs_the_command_line():
+    done = subprocess.run([sys.executable, "-m", "simdreport", "analyze", SMALL, "--format", "csv"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout.splitlines()[0] == ",".join(CSV_COLUMNS)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -22,7 +23,7 @@ from gpu_validate.compare import (
     time_errors,
     whole_bfs,
 )
-from simdmodel.errors import InputError
+from simdmodel.errors import DataWarning, InputError
 
 SERVERS = ("ani", "nf1", "erl", "edl", "nf2", "op")
 NA = pd.NA
@@ -350,3 +351,34 @@ def test_phase_errors_split_expansion_from_compaction():
     assert table.loc["expand", "mape"] == 0 and table.loc["expand", "error"] == 0
     assert table.loc["compact", "mape"] == 0.5 and table.loc["compact", "worst_error"] == -0.5
     assert table.loc["compact", "error"] == -0.5 and table.loc["expand", "launches"] == 2
+
+
+# --- a missing counter is said out loud, never silently dropped from a median ----------------------
+def test_a_missing_counter_warns_and_is_left_out_of_the_medians():
+    _, predicted, _, ncu = hand_tables()
+    ncu.loc[1, "dram_write_sectors"] = np.nan  # ncu printed no value for the compaction launch
+    with pytest.warns(DataWarning) as caught:
+        out = counter_errors(predicted, ncu, physical_warps=128)
+    assert [str(w.message) for w in caught] == [
+        "ncu table: 1 of 2 profiled launches have no measured dram_sectors (a counter missing from Nsight "
+        "Compute's output); their errors are left out of the dram_sectors figures"]
+    dram = out[out["metric"] == "dram_sectors"].set_index("phase")
+    assert dram.loc["expand", "error"] == 0.0 and math.isnan(dram.loc["compact", "measured"])
+    summary = summarize(None, out, None, None, {})
+    assert summary["dram_sector_error_median"] == 0.0  # the one launch with a measurement
+
+
+def test_complete_counters_give_no_warning():
+    measured, predicted, lanes, ncu = hand_tables()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        counter_errors(predicted, ncu, physical_warps=128)
+        exact_checks(measured, predicted, lanes, ncu)
+
+
+def test_a_missing_load_count_warns_in_the_exact_checks():
+    measured, predicted, lanes, ncu = hand_tables()
+    ncu.loc[1, "ld_inst"] = np.nan
+    with pytest.warns(DataWarning, match=r"^ncu table: 1 of 2 profiled launches have no ld_inst"):
+        out = exact_checks(measured, predicted, lanes, ncu)
+    assert flags(out["ncu_loads_exact"]) == [True, None, None, None]

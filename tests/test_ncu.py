@@ -5,6 +5,7 @@ import math
 import stat
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -24,10 +25,11 @@ from gpu_validate.ncu import (
     parse_ncu_csv,
     run_ncu,
 )
-from simdmodel.errors import InputError
+from simdmodel.errors import DataWarning, InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ncu"
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+QUIET = pytest.mark.filterwarnings("ignore::simdmodel.errors.DataWarning")  # for logs that lack metrics
 SHORT = list(metrics_for())
 
 # The probe's counts by hand (gpu_validate/ncu_probe.py): 32768 threads = 1024 full warps.
@@ -103,6 +105,7 @@ HAND = "\n".join([
 
 
 # --- metric map and command -----------------------------------------------------------------------
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_metric_map_has_the_contract_columns():
     assert SHORT == ["ld_inst", "st_inst", "ld_issued", "st_issued", "thread_inst_per_inst",
                      "l1_requests", "l1_sectors", "l2_read_sectors", "l2_read_hits",
@@ -156,6 +159,7 @@ def make_executable(path: Path, text: str) -> Path:
 
 
 # --- parser on hand-written text ------------------------------------------------------------------
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_parse_hand_written_log():
     df = parse_ncu_csv(HAND)
     assert list(df.columns) == ["launch", "kernel_name", "kernel_signature", "block", "grid", *SHORT]
@@ -173,6 +177,7 @@ def test_parse_hand_written_log():
     assert df["duration_ns"].tolist() == [3000.0, 12500.0]  # units row says usecond
 
 
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_parse_without_units_row_and_missing_metric_column():
     names = [n for n in NAMES if n != "dram__sectors_write.sum"]
     text = header_line(names) + "\n" + row_line(3, "bfs_compact", 512, 2, ["7"] * len(names)) + "\n"
@@ -240,6 +245,7 @@ JUNK = st.text(alphabet=st.sampled_from(list('",\n =0123456789.-+eE()naID/<>x\r\
                max_size=12)
 
 
+@QUIET
 @FUZZ
 @given(st.data())
 def test_fuzzed_logs_parse_or_raise_input_error(data):
@@ -251,12 +257,14 @@ def test_fuzzed_logs_parse_or_raise_input_error(data):
     check_parse_or_input_error(text)
 
 
+@QUIET
 @FUZZ
 @given(st.lists(st.sampled_from(HAND.splitlines()), max_size=10))
 def test_shuffled_lines_parse_or_raise_input_error(lines):
     check_parse_or_input_error("\n".join(lines))
 
 
+@QUIET
 @FUZZ
 @given(st.text(max_size=300))
 def test_garbage_parses_or_raises_input_error(text):
@@ -299,6 +307,7 @@ def fake_ncu(monkeypatch, tmp_path):
     return run
 
 
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_run_ncu_success(fake_ncu, tmp_path):
     df = fake_ncu(HAND, stdout="target says hi\n", log_path=tmp_path / "kept.csv")
     assert df["kernel_name"].tolist() == ["bfs_topo", "bfs_expand_group"]
@@ -338,6 +347,7 @@ def test_run_ncu_timeout(monkeypatch, tmp_path):
 
 
 # --- recorded real outputs (tests/fixtures/ncu/README.txt says where and how) ---------------------
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_fixture_probe():
     df = parse_ncu_csv(fixture("probe.csv"), source="probe.csv")
     assert len(df) == 1
@@ -354,6 +364,7 @@ def test_fixture_probe():
     assert row["achieved_occupancy_pct"] == 11.73 and row["duration_ns"] == 2464.0
 
 
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_fixture_multi():
     df = parse_ncu_csv(fixture("multi.csv"), source="multi.csv")
     assert df["launch"].tolist() == list(range(len(MULTI)))
@@ -373,6 +384,7 @@ def test_fixture_failure_logs_have_no_rows():
             parse_ncu_csv(fixture(name), source=name)
 
 
+@QUIET  # the input lacks metrics on purpose (or predates them)
 def test_run_ncu_on_recorded_failures(fake_ncu):
     with pytest.raises(InputError, match=r"program failed under ncu: probe target failed on purpose$"):
         fake_ncu(fixture("fail.log"), rc=1, stderr="probe target failed on purpose\n")
@@ -409,3 +421,41 @@ def test_run_ncu_errors_for_real():
     with pytest.raises(InputError, match="no kernel whose name matches"):
         run_ncu([sys.executable, "-c", "import cupy; cupy.arange(3).sum()"], timeout=60)
 
+
+
+# --- missing metrics are said out loud -------------------------------------------------------------
+def test_an_architecture_without_recorded_names_warns():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert metrics_for("sm_90") == METRICS["sm_90"]  # recorded: no warning
+    with pytest.warns(DataWarning, match=r"no Nsight Compute metric names recorded for sm_120; using sm_90's"):
+        assert metrics_for("sm_120") == METRICS["sm_90"]
+
+
+def test_a_metric_ncu_did_not_report_warns_by_name():
+    names = [n for n in NAMES if n != "dram__sectors_write.sum"]
+    text = header_line(names) + "\n" + row_line(3, "bfs_compact", 512, 2, ["7"] * len(names)) + "\n"
+    with pytest.warns(DataWarning) as caught:
+        parse_ncu_csv(text, source="run.log")
+    assert [str(w.message) for w in caught] == [
+        "run.log: ncu reported no dram__sectors_write.sum (dram_write_sectors): that counter is missing for "
+        "every launch"]
+
+
+def test_values_ncu_did_not_print_warn_with_their_count():
+    with pytest.warns(DataWarning) as caught:
+        parse_ncu_csv(HAND, source="hand.log")
+    # HAND's first launch has "n/a" for l2_read_hits and an empty l2_read_misses; the second has both
+    assert sorted(str(w.message) for w in caught) == [
+        f"hand.log: ncu printed no value of {METRICS['sm_90']['l2_read_hits']} (l2_read_hits) for 1 of 2 launches",
+        f"hand.log: ncu printed no value of {METRICS['sm_90']['l2_read_misses']} (l2_read_misses) for 1 of 2 "
+        "launches"]
+
+
+def test_a_complete_log_parses_without_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # multi.csv was recorded before the two smsp__sass_* metrics joined the set
+        df = parse_ncu_csv(fixture("multi.csv"), source="multi.csv",
+                           metrics={k: v for k, v in METRICS["sm_90"].items() if k not in ("ld_inst", "st_inst")})
+    assert len(df) == len(MULTI)

@@ -19,7 +19,7 @@ from opmachine.layout import layout_for
 from opmachine.memory import interleaved_order, simulate_launch
 from opmachine.predict import memory_prediction, predict_bfs
 from opmachine.profile import Curve, load_profile
-from simdmodel.cli import main
+from simdreport.cli import main
 from simdmodel.errors import InputError
 from simdmodel.frontier import bfs
 from test_opm_jobs import figure2_graph, graph_of, graphs
@@ -307,7 +307,7 @@ def test_opm_cli_errors(capsys, args, message):
 
 
 def test_opm_cli_bad_out_writes_nothing(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "simdmodel.cli", "opm", "rmat:scale=6,ef=4", "--out",
+    proc = subprocess.run([sys.executable, "-m", "simdreport.cli", "opm", "rmat:scale=6,ef=4", "--out",
                            str(tmp_path / "missing" / "x.csv")], capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert list(tmp_path.iterdir()) == []

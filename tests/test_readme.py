@@ -2,7 +2,7 @@
 import re
 from pathlib import Path
 
-from simdmodel.cli import DEFAULT_SPEC, main
+from simdreport.cli import DEFAULT_SPEC, main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,11 +26,11 @@ def test_main_job_is_the_report_of_the_built_in_suite(tmp_path, monkeypatch):
     assert quick_start_commands()[0].endswith(".venv/bin/simdmodel report")
     # The same code path on a smaller suite (the full one takes a minute or two; bench/bench_report.py
     # times it): with no SPEC the report covers every graph of simdreport's built-in suite.
-    from simdreport import suite
+    from simdreport import suites
 
-    small = (suite.SuiteGraph("grid2d:side=10", "grid", "ecology"), suite.SuiteGraph(DEFAULT_SPEC.replace(
+    small = (suites.SuiteGraph("grid2d:side=10", "grid", "ecology"), suites.SuiteGraph(DEFAULT_SPEC.replace(
         "scale=16", "scale=7"), "rmat", "rmat1"))
-    monkeypatch.setattr(suite, "DEFAULT_SUITE", small)
+    monkeypatch.setattr(suites, "DEFAULT_SUITE", small)
     monkeypatch.chdir(tmp_path)
     assert main(["report", "--sources", "2", "--quiet"]) == 0
     page = (tmp_path / "report" / "index.html").read_text()

@@ -12,7 +12,7 @@ from synthetic_measured import write_measured_folder
 
 import opmachine as om
 import simdmodel as sm
-from simdmodel.cli import main
+from simdreport.cli import main
 from simdreport import DEFAULT_SUITE, SuiteGraph, collect_graph, committed_runs, suite_for
 from simdreport.measured import pick_run
 from simdreport.report import DEFAULT_GPU
@@ -318,3 +318,41 @@ def test_importing_the_report_does_not_import_cupy():
     code = "import sys, simdreport, simdreport.report; sys.exit('cupy' in sys.modules)"
     root = Path(__file__).resolve().parents[1]
     assert subprocess.run([sys.executable, "-c", code], check=False, cwd=root).returncode == 0
+
+
+def test_a_measurement_folder_without_device_json_is_refused(tmp_path, capsys):
+    folder = tmp_path / "m"
+    write_measured_folder(folder, TINY, kernels=("ws",), sources=1)
+    (folder / "device.json").unlink()
+    code, _, err = run(capsys, "report", TINY, "--sources", "2", "--measured", str(folder), "--out",
+                       str(tmp_path / "rep"))
+    assert code == 2 and "missing device.json" in one_error_line(err)
+    assert not (tmp_path / "rep").exists()
+
+
+def test_unreadable_committed_runs_are_skipped_with_a_warning(tmp_path):
+    root = tmp_path / "results"
+    good = root / "test-gpu" / "good"
+    write_measured_folder(good, TINY, kernels=("scan",), sources=1)
+    for name, text in (("garbled", "{half"), ("nameless", '{"device": "Test GPU"}')):
+        write_measured_folder(root / "test-gpu" / name, TINY, kernels=("scan",), sources=1)
+        (root / "test-gpu" / name / "device.json").write_text(text)
+    with pytest.warns(sm.DataWarning) as caught:
+        runs = committed_runs([root])
+    assert [run.folder for run in runs] == [good]
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2
+    assert messages[0].startswith(f"{root / 'test-gpu' / 'garbled' / 'device.json'}: unreadable (")
+    assert messages[0].endswith(f"the measurements in {root / 'test-gpu' / 'garbled'} are left out")
+    assert messages[1] == (f"{root / 'test-gpu' / 'nameless' / 'device.json'}: names no graph; the measurements in "
+                           f"{root / 'test-gpu' / 'nameless'} are left out")
+
+
+def test_a_report_shows_a_skipped_committed_run_as_one_warning_line(tmp_path, monkeypatch, capsys):
+    folder = tmp_path / "gpu_validate" / "results" / "test-gpu" / "x"
+    write_measured_folder(folder, TINY, kernels=("topo",), sources=1)
+    (folder / "device.json").write_text("{half")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "report", TINY, "--sources", "2", "--out", "rep", "--quiet")
+    assert code == 0 and err.startswith("simdmodel: warning: ") and err.count("\n") == 1
+    assert not (tmp_path / "rep" / "tables" / "measured_rounds.csv").exists()

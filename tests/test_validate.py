@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,7 @@ KERNELS = ("topo", "sm-4", "ws", "scan")
 
 
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "simdmodel.cli", *args], check=False, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "simdreport.cli", *args], check=False, capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +151,117 @@ def test_committed_validation_summary_has_every_figure():
     assert -1 <= summary["time_pearson_r"] <= 1 and summary["time_mape_per_level"] >= 0
     assert len(summary["kernels"]) == 9 and summary["device"] == "NVIDIA H200"
     for spec in summary["graphs"]:  # each pooled graph has its measured tables beside the summary
-        from gpu_validate.suite import graph_slug
+        from simdreport.suites import graph_slug
         from gpu_validate.validate import table_path
 
         assert table_path(results / graph_slug(spec), "measured") is not None
+
+
+# --- the measured folder's honesty: device.json required, lanes recomputed --------------------------
+def copy_of(saved, tmp_path):
+    import shutil
+
+    return Path(shutil.copytree(saved, tmp_path / "measured"))
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("delete", "missing device.json"),
+    ("garble", "device.json: not readable JSON"),
+    ("list", "device.json: not a JSON object"),
+])
+def test_a_measured_folder_without_a_readable_device_json_is_refused(saved, tmp_path, damage, message):
+    folder = copy_of(saved, tmp_path)
+    device = folder / "device.json"
+    if damage == "delete":
+        device.unlink()
+    else:
+        device.write_text("{not json" if damage == "garble" else "[1, 2]")
+    out = _cli("validate", SPEC, "--measured", str(folder), "--gpu", "h200", "--out", str(tmp_path / "v"))
+    assert out.returncode == 2 and message in out.stderr and out.stderr.count("\n") == 1, out.stderr
+    assert not (tmp_path / "v").exists()
+
+
+def test_lanes_are_recomputed_and_a_stale_record_is_reported(saved, tmp_path):
+    folder = copy_of(saved, tmp_path)
+    lanes = pd.read_csv(folder / "lanes_model.csv")
+    lanes.loc[lanes.index[:3], "lane_slots"] += 32  # a record from other lane accounting
+    lanes.to_csv(folder / "lanes_model.csv", index=False)
+    out = _cli("validate", SPEC, "--kernels", ",".join(KERNELS), "--measured", str(folder), "--out",
+               str(tmp_path / "v"))
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == (f"simdmodel: warning: {folder}: lanes_model.csv differs from the current lane accounting "
+                          f"in 3 of {len(lanes)} launches; the comparison uses the current code's\n")
+    summary = json.loads((tmp_path / "v" / "summary.json").read_text())
+    assert summary["lane_exact_fraction"] == 1.0  # the measured counters equal the current accounting
+    written = pd.read_csv(tmp_path / "v" / "lanes_model.csv")
+    assert len(written) == len(lanes) and not written["lane_slots"].equals(lanes["lane_slots"])
+
+
+def test_counters_that_only_match_a_stale_record_are_not_exact(saved, tmp_path):
+    folder = copy_of(saved, tmp_path)
+    lanes = pd.read_csv(folder / "lanes_model.csv")
+    measured = pd.read_csv(folder / "measured.csv")
+    expand = measured.index[measured["phase"] == "expand"][:2]
+    key = ["graph", "kernel", "source", "level", "phase"]
+    for i in expand:  # measured counters and the recorded model agree with each other, not with the code
+        measured.loc[i, "lane_slots"] += 32
+        row = (lanes[key] == measured.loc[i, key]).all(axis=1)
+        lanes.loc[row, "lane_slots"] += 32
+    measured.to_csv(folder / "measured.csv", index=False)
+    lanes.to_csv(folder / "lanes_model.csv", index=False)
+    out = _cli("validate", SPEC, "--kernels", ",".join(KERNELS), "--measured", str(folder), "--out",
+               str(tmp_path / "v"))
+    assert out.returncode == 0 and "differs from the current lane accounting in 2 of" in out.stderr
+    exact = pd.read_csv(tmp_path / "v" / "exact.csv")
+    checked = exact["lane_exact"].dropna()
+    assert (~checked.astype(bool)).sum() == 2
+    summary = json.loads((tmp_path / "v" / "summary.json").read_text())
+    assert summary["lane_exact_fraction"] == pytest.approx((len(checked) - 2) / len(checked))
+
+
+def test_a_folder_without_its_lanes_record_is_compared(saved, tmp_path):
+    folder = copy_of(saved, tmp_path)
+    (folder / "lanes_model.csv").unlink()
+    out = _cli("validate", SPEC, "--kernels", ",".join(KERNELS), "--measured", str(folder), "--out",
+               str(tmp_path / "v"))
+    assert out.returncode == 0 and out.stderr == ""
+    assert json.loads((tmp_path / "v" / "summary.json").read_text())["lane_exact_fraction"] == 1.0
+
+
+# --- the pipeline as a library, and the validation suite that calls it ---------------------------------
+def test_validate_graph_returns_what_it_wrote(saved, tmp_path):
+    from gpu_validate.pipeline import validate_graph
+
+    run = validate_graph(sm.load_graph(SPEC), ["ws", "topo", "ws"], None, out=tmp_path / "v", measured_dir=saved,
+                         command="by hand")
+    assert run.kernels == ("ws", "topo") and run.graph == sm.load_graph(SPEC).name
+    assert run.summary == json.loads((tmp_path / "v" / "summary.json").read_text())
+    assert run.summary["command"] == "by hand" and run.summary["kernels"] == ["ws", "topo"]
+    assert {f"{name}.csv" for name in run.tables} == {p.name for p in (tmp_path / "v").glob("*.csv")}
+    with pytest.raises(InputError, match="takes no sources"):
+        validate_graph(sm.load_graph(SPEC), ["ws"], 2, out=tmp_path / "w", measured_dir=saved)
+
+
+def test_the_validation_suite_compares_and_pools_without_a_gpu(saved, tmp_path, capsys):
+    import shutil
+
+    from simdreport import validation_suite as vs
+    from simdreport.suites import graph_slug
+
+    folder = tmp_path / "suite" / graph_slug(SPEC)
+    shutil.copytree(saved, folder)
+    summary = vs.compare_all(tmp_path / "suite", [SPEC], "setassoc", quiet=True)
+    assert summary["time_mape_per_level"] == pytest.approx(0.2) and summary["graphs"] == [SPEC]
+    assert summary["command"].startswith("python -m simdreport.validation_suite measure ")
+    graph_summary = json.loads((folder / "summary.json").read_text())
+    assert graph_summary["command"] == f"simdmodel validate {SPEC} --measured {folder} --l2 setassoc --out {folder}"
+    assert json.loads((tmp_path / "suite" / "summary.json").read_text()) == summary
+    assert {"time_errors.csv", "summary.json", "device.json"} <= {p.name for p in (tmp_path / "suite" / "pooled")
+                                                                   .iterdir()}
+    # --reuse pools the earlier comparison; a graph folder that lost a table is an error, not a gap
+    from simdreport.cli import run_command
+
+    (folder / "predicted.csv").unlink()
+    code = run_command(vs.compare_all, tmp_path / "suite", [SPEC], "setassoc", True, True)
+    err = capsys.readouterr().err
+    assert code == 2 and err == f"simdmodel: error: {folder}: missing predicted.csv; compare it again (without --reuse)\n"

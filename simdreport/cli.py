@@ -1,14 +1,22 @@
 """The `simdmodel` command line: `analyze`, `opm`, `validate`, `report`, `graph info`, `graph convert`.
 
-User mistakes (bad files, options, ids) print one line `simdmodel: error: ...` and exit 2; output
-files are written atomically, so a failed run leaves none behind. Heavy modules load lazily.
+The app layer's front door: argument parsing and printing only; the work is the library calls of
+the layers below (`simdmodel.analyze`, `opmachine.predict_bfs`, `gpu_validate.pipeline.validate_graph`,
+`simdreport.build_report`). User mistakes (bad files, options, ids) print one line
+`simdmodel: error: ...` and exit 2; data a run goes on without prints one `simdmodel: warning: ...`
+line; output files are written atomically, so a failed run leaves none behind. Heavy modules load
+lazily. `python -m simdreport` runs it too.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shlex
 import sys
+import warnings
+
+from .suites import VALIDATION_KERNELS
 
 DEFAULT_SPEC = "rmat:scale=16,ef=16,seed=1"
 EXIT_USAGE = 2
@@ -105,9 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _validate_parser(commands) -> None:
     validate = commands.add_parser("validate", help="run the modelled kernels on the GPU and compare with the model")
     validate.add_argument("spec", help="graph file or generator spec")
-    validate.add_argument("--kernels", type=_name_list,
-                          default=["topo", "sm-1", "sm-2", "sm-4", "sm-8", "sm-16", "sm-32", "ws", "scan"],
-                          help="kernels to run (default topo,sm-1,sm-2,sm-4,sm-8,sm-16,sm-32,ws,scan)")
+    validate.add_argument("--kernels", type=_name_list, default=list(VALIDATION_KERNELS),
+                          help=f"kernels to run (default {','.join(VALIDATION_KERNELS)})")
     sources = validate.add_mutually_exclusive_group()
     sources.add_argument("--source", type=int, help="one BFS source vertex")
     sources.add_argument("--sources", type=int, default=3, help="seeded random sources (default 3)")
@@ -180,33 +187,64 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     args.argv = argv  # the command as given, for provenance
-    from .errors import InputError
+    return run_command(_dispatch, args)
 
-    try:
-        if args.command == "analyze":
-            return _run_analyze(args)
-        if args.command == "opm":
-            return _run_opm(args)
-        if args.command == "validate":
-            return _run_validate(args)
-        if args.command == "report":
-            return _run_report(args)
-        if args.graph_command == "info":
-            return _run_info(args)
-        return _run_convert(args)
-    except InputError as error:
-        sys.stderr.write(f"simdmodel: error: {error}\n")
-        return EXIT_USAGE
-    except OSError as error:
-        where = f"{error.filename}: " if getattr(error, "filename", None) else ""
-        sys.stderr.write(f"simdmodel: error: {where}{error.strerror or error}\n")
-        return EXIT_USAGE
-    except MemoryError:
-        sys.stderr.write("simdmodel: error: out of memory (try a smaller graph)\n")
-        return 1
-    except KeyboardInterrupt:
-        sys.stderr.write("simdmodel: interrupted\n")
-        return 130
+
+def run_command(command, *args) -> int:
+    """`command(*args)`'s exit status, run as the command line runs a command: each warning one
+    `simdmodel: warning: ...` line, and an InputError or OSError one `simdmodel: error: ...` line and
+    exit 2 (no traceback)."""
+    from simdmodel.errors import InputError
+
+    with _warnings_as_lines():
+        try:
+            return command(*args)
+        except InputError as error:
+            sys.stderr.write(f"simdmodel: error: {error}\n")
+            return EXIT_USAGE
+        except OSError as error:
+            where = f"{error.filename}: " if getattr(error, "filename", None) else ""
+            sys.stderr.write(f"simdmodel: error: {where}{error.strerror or error}\n")
+            return EXIT_USAGE
+        except MemoryError:
+            sys.stderr.write("simdmodel: error: out of memory (try a smaller graph)\n")
+            return 1
+        except KeyboardInterrupt:
+            sys.stderr.write("simdmodel: interrupted\n")
+            return 130
+
+
+def _dispatch(args) -> int:
+    if args.command == "analyze":
+        return _run_analyze(args)
+    if args.command == "opm":
+        return _run_opm(args)
+    if args.command == "validate":
+        return _run_validate(args)
+    if args.command == "report":
+        return _run_report(args)
+    if args.graph_command == "info":
+        return _run_info(args)
+    return _run_convert(args)
+
+
+@contextlib.contextmanager
+def _warnings_as_lines():
+    """Show each DataWarning raised while a command runs as one `simdmodel: warning: ...` line on
+    stderr (other warnings as Python shows them)."""
+    from simdmodel.errors import DataWarning
+
+    with warnings.catch_warnings():
+        original = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if issubclass(category, DataWarning):
+                sys.stderr.write(f"simdmodel: warning: {message}\n")
+            else:
+                original(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = show
+        yield
 
 
 def _progress(args) -> bool:
@@ -214,18 +252,18 @@ def _progress(args) -> bool:
 
 
 def _load(args):
-    from .load import load_graph
+    from simdmodel.load import load_graph
 
     return load_graph(args.spec, undirected=args.undirected, drop_self_loops=args.drop_self_loops,
                       drop_duplicates=args.drop_duplicates)
 
 
 def _run_analyze(args) -> int:
-    from . import render
-    from .atomic import check_target
-    from .frontier import check_source, pick_sources
-    from .strategies import mappings
-    from .warpsim import analyze
+    from simdmodel import render
+    from simdmodel.atomic import check_target
+    from simdmodel.frontier import check_source, pick_sources
+    from simdmodel.strategies import mappings
+    from simdmodel.warpsim import analyze
 
     chosen = mappings(args.strategies, args.group_sizes, args.cta_size)
     if args.out:
@@ -245,10 +283,10 @@ def _run_opm(args) -> int:
     from opmachine.kernels import check_block, check_grid, parse_kernel
     from opmachine.profile import load_profile
 
-    from .atomic import check_target
-    from .errors import InputError
-    from .frontier import check_source, pick_sources
-    from .render import emit
+    from simdmodel.atomic import check_target
+    from simdmodel.errors import InputError
+    from simdmodel.frontier import check_source, pick_sources
+    from simdmodel.render import emit
 
     kernel = parse_kernel(args.kernel)
     if args.threads is not None and (args.block is not None or args.grid is not None):
@@ -278,7 +316,7 @@ def _run_opm(args) -> int:
         from opmachine.cpu import predict_cpu
         from opmachine.render import render_cpu
 
-        from .frontier import bfs
+        from simdmodel.frontier import bfs
 
         table = predict_cpu(graph, bfs(graph, source), profile)
         header = f"graph {graph.name}: n={graph.n:,} m={graph.m:,}  source {source}"
@@ -300,81 +338,26 @@ def _run_opm(args) -> int:
 
 
 def _run_validate(args) -> int:
-    from gpu_validate import validate as gv
-    from opmachine.kernels import parse_kernel
-    from opmachine.profile import load_profile
+    from gpu_validate.bfs import LevelMismatch
+    from gpu_validate.pipeline import validate_graph
 
-    from .errors import InputError
-    from .frontier import bfs, check_source, pick_sources
-
-    kernels = [parse_kernel(k) for k in dict.fromkeys(args.kernels)]
-    for option, value, low in (("--repeats", args.repeats, 1), ("--warmup", args.warmup, 0),
-                               ("--ncu-levels", args.ncu_levels, 1)):
-        if value < low:
-            raise InputError(f"{option} must be at least {low}, got {value}")
-    if args.measured and (args.measure_only or args.counters):
-        raise InputError("--measured reuses measurements; it cannot be combined with --measure-only or --counters")
-    progress = _progress(args)
     if args.measured:
-        tables = gv.read_measured(args.measured)
-        device = tables.pop("device")
-        profile_name = args.gpu or device.get("profile")
-        if not profile_name:
-            raise InputError(f"{args.measured}: device.json names no profile; pass --gpu")
+        sources = None  # the measured ones
     else:
-        from gpu_validate.device import device_info, profile_name_for, require_gpu
-
-        require_gpu()
-        device = device_info()
-        profile_name = args.gpu or profile_name_for(device["device"])
-        if not profile_name:
-            raise InputError(f"no opmachine profile for {device['device']}: pass --gpu NAME|FILE.toml")
-    profile = load_profile(profile_name, kind="gpu")
-    device["profile"] = profile.name if args.gpu is None else args.gpu
-    graph = _load(args)
-    if args.measured:
-        sources = sorted({int(s) for s in tables["measured"]["source"]})
-        kernels = [k for k in kernels if k.label in set(tables["measured"]["kernel"])]
-        if not kernels:
-            raise InputError(f"{args.measured}: holds none of the kernels asked for")
-        if device.get("graph_n") not in (None, graph.n) or device.get("graph_m") not in (None, graph.m):
-            raise InputError(f"{args.measured}: was measured on a graph of n={device.get('graph_n')}, "
-                             f"m={device.get('graph_m')}, not this one (n={graph.n}, m={graph.m})")
-        tables = {k: (t[t["kernel"].isin([x.label for x in kernels])] if "kernel" in t else t)
-                  for k, t in tables.items()}
-    else:
-        sources = ([check_source(graph, args.source)] if args.source is not None
-                   else [int(s) for s in pick_sources(graph, args.sources, args.seed)])
-        device.update(graph=graph.name, graph_n=graph.n, graph_m=graph.m, sources=sources)
-        from gpu_validate.bfs import LevelMismatch
-
-        try:
-            measured, lanes = gv.measure(graph, graph.name, kernels, sources, profile, args.repeats, args.warmup,
-                                         progress)
-        except LevelMismatch as error:  # a kernel bug, not a user mistake: no timing, exit 1
-            sys.stderr.write(f"simdmodel: error: {error}\n")
-            return 1
-        tables = {"measured": measured, "lanes_model": lanes}
-        if args.counters:
-            depth = bfs(graph, sources[0]).depth
-            tables["ncu"] = gv.profile_counters(graph, graph.name, kernels, sources[0],
-                                                gv.sample_levels(depth, args.ncu_levels), profile)
-        if args.measure_only:
-            gv.write_tables(args.out, tables, None, device)
-            sys.stderr.write(f"wrote measurements of {len(measured)} launches to {args.out}/\n")
-            return 0
-    ncu = tables.get("ncu")
-    tables["predicted"] = gv.predict(graph, graph.name, kernels, sources, profile, args.l2, ncu, progress)
-    tables["throughput"] = gv.throughput(tables["measured"], tables["lanes_model"], graph.n, graph.m,
-                                         profile.dram_bandwidth_gbs)
-    meta = {"device": device.get("device"), "driver": device.get("driver"), "date": device.get("date"),
-            "command": " ".join(["simdmodel", *map(shlex.quote, args.argv)]),
-            "graphs": [graph.name], "kernels": [k.label for k in kernels], "sources": sources,
-            "profile": profile.name, "curves_measured": bool(profile.measured), "l2_model": args.l2}
-    out, summary = gv.compare_tables(tables, profile, meta)
-    gv.write_tables(args.out, {**tables, **out}, summary, device)
-    best = out["time_errors"]
-    lines = [f"{graph.name}: {len(tables['measured'])} launches on {device.get('device')}; tables in {args.out}/"]
+        sources = [args.source] if args.source is not None else args.sources
+    try:
+        run = validate_graph(lambda: _load(args), args.kernels, sources, args.gpu, out=args.out, seed=args.seed,
+                             measured_dir=args.measured, measure_only=args.measure_only, counters=args.counters,
+                             ncu_levels=args.ncu_levels, repeats=args.repeats, warmup=args.warmup, l2_model=args.l2,
+                             command=" ".join(["simdmodel", *map(shlex.quote, args.argv)]), progress=_progress(args))
+    except LevelMismatch as error:  # a kernel bug, not a user mistake: no timing, exit 1
+        sys.stderr.write(f"simdmodel: error: {error}\n")
+        return 1
+    if run.summary is None:
+        sys.stderr.write(f"wrote measurements of {run.launches} launches to {args.out}/\n")
+        return 0
+    best, summary = run.tables["time_errors"], run.summary
+    lines = [f"{run.graph}: {run.launches} launches on {run.device.get('device')}; tables in {args.out}/"]
     for row in best[best["mode"] == "simulation"].itertuples():
         lines.append(f"  {row.kernel:>6}: per-level MAPE {row.mape:6.1%}  r {row.pearson_r:5.2f}  "
                      f"whole BFS {row.bfs_time_error:+7.1%}")
@@ -387,7 +370,7 @@ def _run_validate(args) -> int:
 def _run_report(args) -> int:
     import time
 
-    from simdreport.report import build_report
+    from .report import build_report
 
     started = time.perf_counter()
     command = " ".join(["simdmodel", *map(shlex.quote, args.argv)])
@@ -401,8 +384,8 @@ def _run_report(args) -> int:
 
 
 def _run_info(args) -> int:
-    from . import render
-    from .stats import graph_info
+    from simdmodel import render
+    from simdmodel.stats import graph_info
 
     graph = _load(args)
     info = graph_info(graph, sources=args.sources, seed=args.seed, progress=_progress(args))
@@ -414,9 +397,9 @@ def _run_info(args) -> int:
 
 
 def _run_convert(args) -> int:
-    from .atomic import check_target
-    from .errors import InputError
-    from .readers import write_npz
+    from simdmodel.atomic import check_target
+    from simdmodel.errors import InputError
+    from simdmodel.readers import write_npz
 
     if not args.out.endswith(".npz"):
         raise InputError(f"{args.out}: output must end in .npz")

@@ -1,15 +1,20 @@
-"""The built-in report suite: generated graphs standing in for seed 000's Table 1 classes.
+"""The project's two graph suites: the report's default suite and the committed validation suite.
 
-Seed 000 §3.1 profiles fifteen graphs of 0.4-5 M vertices: sparse meshes and a road map with
-long diameters, small-world RMAT graphs at two densities, uniform random graphs at three densities
-and the Graph500 Kronecker graph kron20. The generated stand-ins below keep each class's mean
+`DEFAULT_SUITE` (what `simdmodel report` draws without SPECs): generated graphs standing in for
+seed 000's Table 1 classes. Seed 000 §3.1 profiles fifteen graphs of 0.4-5 M vertices: sparse
+meshes and a road map with long diameters, small-world RMAT graphs at two densities, uniform
+random graphs at three densities and the Graph500 Kronecker graph kron20. The generated stand-ins below keep each class's mean
 degree and shape but are scaled down (except kron20) so the whole default report runs in a few
 minutes on two CPU cores. kron20 keeps its full size because it is also in the committed GPU
 validation run (`gpu_validate/results/`), so the default report shows prediction beside
 measurement for it.
+
+`VALIDATION_SUITE` (what `python -m simdreport.validation_suite` measures on a GPU and compares):
+six graphs of 1-2 M vertices, every modelled kernel, `VALIDATION_SOURCES` seeded sources each.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -55,3 +60,25 @@ def _short(spec: str) -> str:
     """An axis label for a user spec: a file's name, or the generator spec itself."""
     text = str(spec).rstrip("/").rsplit("/", 1)[-1]
     return text if len(text) <= 28 else text[:27] + "…"
+
+
+VALIDATION_SUITE: tuple[str, ...] = (
+    "rmat:scale=21,ef=16",
+    "kron:scale=20,ef=16",
+    "random:n=2000000,m=32000000",
+    "grid2d:side=1400",
+    "mesh6:side=1000",
+    "delaunay:n=1000000",
+)
+"""The graphs of the committed validation run (`gpu_validate/results/<device>/`)."""
+VALIDATION_KERNELS: tuple[str, ...] = ("topo", "sm-1", "sm-2", "sm-4", "sm-8", "sm-16", "sm-32", "ws", "scan")
+"""Every modelled kernel: what the validation suite runs and `simdmodel validate` runs by default."""
+VALIDATION_SOURCES = 3
+"""Seeded BFS sources per graph of the validation suite."""
+VALIDATION_SEED = 1
+"""The seed of the validation suite's sources (the first VALIDATION_SOURCES of one seeded sequence)."""
+
+
+def graph_slug(spec: str) -> str:
+    """A folder name for a graph spec: 'rmat:scale=21,ef=16' -> 'rmat_scale21_ef16'."""
+    return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]+", "_", spec.replace("=", ""))).strip("_")

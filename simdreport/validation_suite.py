@@ -1,0 +1,155 @@
+"""The committed validation run: `python -m simdreport.validation_suite measure|compare DIR`.
+
+`measure` (on the GPU) measures every graph of `suites.VALIDATION_SUITE` with all kernels and
+three sources (what `simdmodel validate --measure-only` does), Nsight Compute on sampled rounds of
+the first source, and writes each graph's measured tables under DIR/<graph>/. `compare` (CPU, no
+GPU needed) predicts every launch with the device's opmachine profile, compares per graph, pools
+all graphs into DIR's tables and `summary.json`. Splitting the two keeps GPU time to the
+measurements alone. Both stages call `gpu_validate.pipeline.validate_graph`, as the CLI does.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from .suites import VALIDATION_KERNELS, VALIDATION_SEED, VALIDATION_SOURCES, VALIDATION_SUITE, graph_slug
+
+SUITE = VALIDATION_SUITE
+SOURCES = VALIDATION_SOURCES
+SEED = VALIDATION_SEED
+GRAPH_KEYS = ("graph", "graph_n", "graph_m", "sources")  # device.json keys that belong to one graph
+POOLED_TABLES = ("measured", "lanes_model", "ncu", "predicted", "throughput")
+"""The per-graph tables pooled over the suite (ncu only where the run profiled counters)."""
+PROG = "python -m simdreport.validation_suite"
+
+
+def _loader(spec: str):
+    from simdmodel.load import load_graph
+
+    return lambda: load_graph(spec)
+
+
+def measure(directory: Path, specs, repeats: int, counters: bool, ncu_levels: int, quiet: bool) -> None:
+    """Measure every graph of `specs` into DIR/<graph slug>/ (measured tables only)."""
+    from gpu_validate.pipeline import validate_graph
+
+    for spec in specs:
+        started = time.time()
+        run = validate_graph(_loader(spec), VALIDATION_KERNELS, SOURCES, None, out=directory / graph_slug(spec),
+                             seed=SEED, measure_only=True, counters=counters, ncu_levels=ncu_levels,
+                             repeats=repeats, progress=not quiet and sys.stderr.isatty())
+        print(f"{spec}: measured {run.launches} launches in {time.time() - started:.0f} s", flush=True)
+
+
+def compress(folder: Path, threshold_bytes: int = 1 << 20) -> None:
+    """Gzip every CSV in `folder` over `threshold_bytes` (the deep graphs' per-launch tables), with no
+    time stamp in the header, so the same table always gives the same bytes."""
+    import gzip
+    import os
+
+    for path in folder.glob("*.csv"):
+        if path.stat().st_size > threshold_bytes:
+            packed = path.with_suffix(".csv.gz")
+            with open(path, "rb") as raw, gzip.GzipFile(f"{packed}.part", "wb", compresslevel=9, mtime=0) as out:
+                out.write(raw.read())
+            os.replace(f"{packed}.part", packed)
+            path.unlink()
+
+
+def compare_graph(folder: Path, spec: str, l2_model: str, quiet: bool) -> None:
+    """Predict and compare one graph's measurements in `folder`, writing the comparison there."""
+    from gpu_validate.pipeline import validate_graph
+
+    # the `simdmodel validate` command that does the same, recorded in the graph's summary.json
+    command = " ".join(["simdmodel", *map(shlex.quote, ["validate", spec, "--measured", str(folder), "--l2",
+                                                        l2_model, "--out", str(folder)])])
+    validate_graph(_loader(spec), VALIDATION_KERNELS, None, None, out=folder, measured_dir=folder,
+                   l2_model=l2_model, command=command, progress=not quiet and sys.stderr.isatty())
+
+
+def compare_all(directory: Path, specs, l2_model: str, quiet: bool, reuse: bool = False) -> dict:
+    """Compare every graph of `specs` (unless `reuse` keeps a graph's earlier comparison), then pool them
+    into DIR/pooled/ and DIR/summary.json; returns the pooled summary."""
+    from gpu_validate.validate import compare_tables, read_device, read_table, table_path, write_tables
+    from opmachine.profile import load_profile
+    from simdmodel.errors import InputError
+
+    pooled: dict[str, list] = {}
+    device = {}
+    for spec in specs:
+        folder = directory / graph_slug(spec)
+        if not (reuse and (folder / "summary.json").is_file()):
+            compare_graph(folder, spec, l2_model, quiet)
+        device = read_device(folder)
+        for name in POOLED_TABLES:
+            path = table_path(folder, name)
+            if path is not None:
+                pooled.setdefault(name, []).append(read_table(path))
+            elif name != "ncu":
+                raise InputError(f"{folder}: missing {name}.csv; compare it again (without --reuse)")
+        compress(folder)
+    tables = {name: pd.concat(parts, ignore_index=True) for name, parts in pooled.items()}
+    profile = load_profile(device["profile"], "gpu")
+    meta = {**{k: device.get(k) for k in ("device", "driver", "date")},
+            "command": f"{PROG} measure {directory} (GPU), then {PROG} compare {directory} --graphs '{';'.join(specs)}'",
+            "graphs": list(specs), "kernels": sorted(tables["measured"]["kernel"].unique().tolist()),
+            "sources_per_graph": SOURCES, "profile": profile.name, "curves_measured": bool(profile.measured),
+            "l2_model": l2_model}
+    out, summary = compare_tables(tables, profile, meta)
+    small = {name: out[name] for name in ("time_errors", "whole_bfs", "best_mapping", "phase_errors")}
+    shared = {k: v for k, v in device.items() if k not in GRAPH_KEYS}  # the device, not the last graph
+    write_tables(directory / "pooled", {**small, "throughput": tables["throughput"]}, summary, shared)
+    (directory / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False) + "\n")
+    return summary
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    parser.add_argument("stage", choices=["measure", "compare"])
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--graphs", help="comma-separated subset of the suite's specs (default: all)", default=None)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--no-counters", action="store_true", help="skip Nsight Compute")
+    parser.add_argument("--ncu-levels", type=int, default=12, help="rounds per kernel ncu profiles (default 12)")
+    parser.add_argument("--l2", default="setassoc", choices=["lru", "setassoc"])
+    parser.add_argument("--reuse", action="store_true",
+                        help="compare: keep a graph's earlier predictions (its summary.json) and only pool")
+    parser.add_argument("--quiet", action="store_true")
+    return parser
+
+
+def main(argv=None) -> int:
+    from .cli import run_command
+
+    return run_command(_run, build_parser().parse_args(argv))
+
+
+def _run(args) -> int:
+    from gpu_validate.bfs import LevelMismatch
+    from simdmodel.errors import InputError
+
+    specs = SUITE if args.graphs is None else tuple(s for s in SUITE if graph_slug(s) in args.graphs.split(",")
+                                                    or s in args.graphs.split(";"))
+    if not specs:
+        raise InputError(f"--graphs {args.graphs!r} names no graph of the suite ({', '.join(map(graph_slug, SUITE))})")
+    args.directory.mkdir(parents=True, exist_ok=True)
+    try:
+        if args.stage == "measure":
+            measure(args.directory, specs, args.repeats, not args.no_counters, args.ncu_levels, args.quiet)
+            return 0
+    except LevelMismatch as error:  # a kernel bug, not a user mistake: no timing, exit 1
+        sys.stderr.write(f"simdmodel: error: {error}\n")
+        return 1
+    summary = compare_all(args.directory, specs, args.l2, args.quiet, args.reuse)
+    print(json.dumps({k: v for k, v in summary.items() if not isinstance(v, dict)}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
