@@ -56,9 +56,14 @@ def test_every_package_is_scanned():
 
 
 def test_every_package_is_installed():
+    # pyproject lets setuptools find the packages under the layers' names; every package of the
+    # tree (a folder with __init__.py) must be found, and nothing else.
     import tomllib
 
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    from setuptools import find_packages
+
+    found_by = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    listed = set(find_packages(str(ROOT), include=found_by["include"]))
     found = {module_name(init) for layer in LAYERS for init in (ROOT / layer).rglob("__init__.py")}
     assert found == listed
 

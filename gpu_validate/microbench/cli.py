@@ -1,0 +1,77 @@
+"""The command `python -m gpu_validate.microbench`: measure S(m) on this GPU and write the profile."""
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from pathlib import Path
+
+from simdmodel.atomic import check_target, write_text
+from simdmodel.errors import InputError
+
+from ..device import device_info, require_gpu
+from .raw import (SECTOR_BYTES, _one_line, curve_provenance, curve_samples, hardware_notes, method_comment,
+                  one_warp_samples, side_numbers)
+from .sweep import check_device, make_setup, measure
+
+
+def main(argv=None) -> int:
+    """CLI: measure S(m) on this GPU and write the profile (exit 2 with one line on bad input or no GPU)."""
+    parser = argparse.ArgumentParser(prog="python -m gpu_validate.microbench",
+                                     description="Measure the GPU's service curves S(m) and write a hardware profile.")
+    parser.add_argument("--base", required=True, help="profile whose hardware section is kept (name or .toml)")
+    parser.add_argument("--out", required=True, help="profile file to write (.toml)")
+    parser.add_argument("--raw", help="also write the raw measurements here (CSV)")
+    parser.add_argument("--quick", action="store_true", help="fewer warps, splits and repeats (a smoke run)")
+    parser.add_argument("--repeats", type=int, help="timed launches per configuration (default 5, quick 3)")
+    parser.add_argument("--dram-mib", type=int, help="DRAM buffer size in MiB, a power of two (default 1024)")
+    parser.add_argument("--l2-mib", type=int, help="L2 buffer size in MiB, a power of two (default: about L2/3)")
+    parser.add_argument("--target-ms", type=float, help="length of each timed launch (default 2, quick 0.5)")
+    parser.add_argument("--across", choices=("min", "median"), default="min",
+                        help="how the (warps, per_warp) splits of one m are combined (default min)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the random chase orders and offsets")
+    args = parser.parse_args(argv)
+    try:
+        from opmachine.profile import load_profile, write_gpu_curves
+
+        if args.repeats is not None and args.repeats < 1:
+            raise InputError(f"--repeats must be at least 1, got {args.repeats}")
+        if args.target_ms is not None and not 0.01 <= args.target_ms <= 1000:
+            raise InputError(f"--target-ms must be in 0.01..1000, got {args.target_ms}")
+        out = Path(args.out)
+        if out.suffix != ".toml":
+            raise InputError(f"{out}: a profile file must end in .toml")
+        check_target(out)
+        if args.raw:
+            check_target(args.raw)
+        base = load_profile(args.base, kind="gpu")
+        setup = make_setup(base, args.quick, args.repeats, args.dram_mib, args.l2_mib, args.target_ms)
+        check_device(require_gpu(), base)
+        info = device_info()
+        command = "python -m gpu_validate.microbench " + " ".join(sys.argv[1:] if argv is None else argv)
+        started = datetime.datetime.now(datetime.UTC)
+        raw = measure(setup, args.seed)
+        seconds = (datetime.datetime.now(datetime.UTC) - started).total_seconds()
+        if args.raw:
+            write_text(args.raw, raw.to_csv(index=False, float_format="%.17g"))
+        samples = {**curve_samples(raw, across=args.across), **one_warp_samples(raw)}
+        side = side_numbers(raw)
+        provenance = {
+            "provenance": curve_provenance(args.across),
+            "device": info["device"],
+            "driver": info["driver"],
+            "date": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "command": command,
+        }
+        write_gpu_curves(out, base, samples, provenance, comment=method_comment(samples, side, dict(setup.as_comment(), across=args.across)),
+                         hardware_notes=hardware_notes(base.path))
+    except InputError as error:
+        print(f"error: {_one_line(error)}", file=sys.stderr)
+        return 2
+    for name, (mlp, ns) in samples.items():
+        print(f"{name}: S(1) = {ns[0]:.4g} ns, S({mlp[-1]:.0f}) = {ns[-1]:.4g} ns "
+              f"({SECTOR_BYTES / ns[-1]:.0f} GB/s), {len(mlp)} points")
+    for name, value in side.items():
+        print(f"{name}: S(1) = {value:.4g} ns")
+    print(f"sweep: {len(raw)} timed launches in {seconds:.1f} s; wrote {out}" + (f" and {args.raw}" if args.raw else ""))
+    return 0
