@@ -58,7 +58,7 @@ def time_graph(spec: str) -> dict:
     import simdmodel as sm
     from simdmodel.frontier import bfs_queue, extract_frontiers
     from simdmodel.strategies import mappings
-    from simdmodel.warpsim import lane_degrees
+    from simdmodel.lanes import lane_degrees
 
     start = time.perf_counter()
     graph = sm.load_graph(spec)

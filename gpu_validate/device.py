@@ -81,18 +81,6 @@ def device_slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "gpu"
 
 
-def profile_name_for(device_name: str) -> str | None:
-    """The shipped opmachine profile whose name appears in the device name (h100, h200), if any.
-
-    Superseded by `profile_for_device`, which matches the profile's recorded device name and SM
-    count; kept for callers that only have the name.
-    """
-    for profile in ("h200", "h100"):
-        if profile in device_name.lower():
-            return profile
-    return None
-
-
 def device_info() -> dict:
     """Name, driver, CUDA runtime, compute capability, SMs, L2, clocks and the date (provenance)."""
     cupy = require_gpu()

@@ -12,7 +12,7 @@ import pandas as pd
 from opmachine.kernels import DEFAULT_BLOCK, Kernel
 from simdmodel.frontier import Frontiers
 from simdmodel.topology import topology_lanes
-from simdmodel.warpsim import lane_degrees
+from simdmodel.lanes import lane_degrees
 
 LANE_MODEL_COLUMNS = ("kernel", "source", "level", "phase", "lane_slots", "useful_lanes")
 

@@ -95,14 +95,14 @@ def validate_graph(graph, kernels: Sequence[str | Kernel], sources: int | Sequen
         if not chosen:
             raise InputError(f"{measured_dir}: device.json names no profile; pass --gpu")
     else:
-        from .device import device_info, profile_name_for, require_gpu
+        from .device import check_profile_device, device_info, profile_for_device, require_gpu
 
         require_gpu()
         device = device_info()
-        chosen = profile if profile is not None else profile_name_for(device["device"])
-        if not chosen:
-            raise InputError(f"no opmachine profile for {device['device']}: pass --gpu NAME|FILE.toml")
+        chosen = profile if profile is not None else profile_for_device(device)
     gpu = chosen if isinstance(chosen, GPUProfile) else load_profile(chosen, kind="gpu")
+    if measured_dir is None:
+        check_profile_device(gpu, device)  # the launch geometry is the profile's: it must be this GPU's
     device["profile"] = profile if isinstance(profile, str) else gpu.name
     graph = graph() if callable(graph) else graph
 

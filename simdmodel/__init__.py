@@ -10,7 +10,7 @@ from .load import load_graph
 from .stats import graph_info
 from .algorithms import ALGORITHMS, BFS, Algorithm
 from .strategies import STRATEGIES, Mapping, Strategy, mappings, parse_mapping, register
-from .warpsim import Analysis, analyze, recommend, summarize
+from .lanes import Analysis, analyze, recommend, summarize
 
 __all__ = [
     "ALGORITHMS", "Algorithm", "Analysis", "BFS", "CSRGraph", "DataWarning", "EdgeList", "Frontiers",

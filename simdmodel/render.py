@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .atomic import write_text
-from .warpsim import Analysis
+from .lanes import Analysis
 
 PERCENT_COLUMNS = {"ua": "UA", "ur": "UR", "idle": "idle", "me": "ME"}
 

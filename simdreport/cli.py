@@ -263,7 +263,7 @@ def _run_analyze(args) -> int:
     from simdmodel.atomic import check_target
     from simdmodel.frontier import check_source, pick_sources
     from simdmodel.strategies import mappings
-    from simdmodel.warpsim import analyze
+    from simdmodel.lanes import analyze
 
     chosen = mappings(args.strategies, args.group_sizes, args.cta_size)
     if args.out:

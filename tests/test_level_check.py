@@ -158,11 +158,12 @@ def test_replay_round_checks_its_levels(label):
 
 @pytest.fixture
 def host_gpu(monkeypatch):
-    """validate's GPU stages on HostBfs with one wrong vertex, on a stand-in device."""
+    """validate's GPU stages on HostBfs with one wrong vertex, on a stand-in device that the h200
+    profile describes (its name and SM count), since validate refuses a profile of another GPU."""
     from gpu_validate import device
 
     monkeypatch.setattr(device, "require_gpu", lambda: None)
-    monkeypatch.setattr(device, "device_info", lambda: {"device": "Host stand-in H200", "driver": "none",
+    monkeypatch.setattr(device, "device_info", lambda: {"device": "NVIDIA H200", "sms": 132, "driver": "none",
                                                          "date": "2026-11-21"})
     monkeypatch.setattr(gb, "GpuBfs", lambda graph, kernel, profile, instrumented=False:
                         HostBfs(graph, kernel, profile, instrumented, broken=None if instrumented else "timed"))
@@ -196,3 +197,21 @@ def test_a_correct_host_run_goes_through_the_pipeline(monkeypatch, host_gpu, tmp
                          measure_only=True)
     measured = pd.read_csv(tmp_path / "v" / "measured.csv")
     assert run.summary is None and len(measured) == run.launches > 0 and (measured["time_ns"] == 100.0).all()
+
+
+@pytest.mark.parametrize("info, profile, message", [
+    ({"device": "NVIDIA H100 PCIe", "sms": 114}, None, "no profile describes NVIDIA H100 PCIe with 114 SMs"),
+    ({"device": "NVIDIA H100 PCIe", "sms": 114}, "h200", "profile h200 describes NVIDIA H200 with 132 SMs"),
+    ({"device": "NVIDIA H200", "sms": 120}, "h200", "not this NVIDIA H200 with 120 SMs"),
+])
+def test_validate_refuses_a_profile_of_another_gpu(monkeypatch, tmp_path, info, profile, message):
+    # The launch geometry (full waves) is the profile's: measuring with another GPU's is refused
+    # before any work, by device name and SM count.
+    from gpu_validate import device
+    from gpu_validate.pipeline import validate_graph
+
+    monkeypatch.setattr(device, "require_gpu", lambda: None)
+    monkeypatch.setattr(device, "device_info", lambda: {**info, "driver": "none", "date": "2026-11-21"})
+    with pytest.raises(device.ProfileMismatch, match=message):
+        validate_graph(sm.load_graph(SMALL), ["ws"], 1, profile, out=tmp_path / "v", repeats=2)
+    assert list(tmp_path.iterdir()) == []

@@ -177,7 +177,7 @@ def test_blocked_in_analyze_and_opm_tables(blocked, capsys):
                                 & (result.per_level["source"] == int(sources[0]))]
     assert expand["jobs_edl"].tolist() == by_level["warp_iterations"].tolist()
     assert predicted.predicted_ns > 0
-    from simdmodel.cli import main
+    from simdreport.cli import main
     assert main(["analyze", "rmat:scale=8,ef=4", "--strategies", "blocked,ws", "--sources", "1", "--quiet",
                  "--format", "csv"]) == 0
     assert "blocked-32x32" in capsys.readouterr().out

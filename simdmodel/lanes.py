@@ -1,4 +1,4 @@
-"""Warp lane accounting over whole BFS runs: tidy per-level tables, summaries, recommendations.
+"""Lane tables over whole BFS runs: per (source, level, mapping) lane sums, summaries, the ME pick.
 
 For each source and level, the frontier's out-degrees in walk order go through each mapping's
 numba `count_lanes` (seed 000 §4-5, DESIGN.md "Lane accounting"). Rates are lanes divided by
