@@ -167,10 +167,15 @@ def pick_run(runs, name: str, n: int, m: int, profile_name: str) -> tuple[Measur
 
 
 def _expansion_mappings(measured: pd.DataFrame) -> list:
-    """simdmodel mappings for the measured data-driven kernels (scan with the measured block as its CTA)."""
-    scan_blocks = measured.loc[measured["kernel"] == "scan", "block"] if "block" in measured.columns else []
-    cta = int(scan_blocks.iloc[0]) if len(scan_blocks) else 256
-    return [mapping for mapping in sm.mappings(cta_size=cta) if mapping.label in set(measured["kernel"])]
+    """simdmodel mappings of the measured data-driven kernels, each launched with its measured block
+    (a CTA-wide strategy's C), found through the strategy registry by label; in registry order
+    (sm-S by S, ws, scan, then plug-ins)."""
+    mappings = []
+    for label, rows in measured.groupby("kernel", sort=False):
+        mapping = sm.parse_mapping(str(label))
+        mappings.append(mapping.with_block(int(rows["block"].iloc[0])) if "block" in rows.columns else mapping)
+    order = list(sm.STRATEGIES)
+    return sorted(mappings, key=lambda m: (order.index(m.strategy), m.params))
 
 
 def me_table(graph, run: MeasuredRun) -> pd.DataFrame:

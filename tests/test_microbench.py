@@ -268,3 +268,14 @@ def test_host_driver_chain_layout_with_numpy_stand_in(monkeypatch):
             continue
         # every chain has its own sector at every step: m requests in flight, none merged
         assert all(len(np.unique(row)) == flat.shape[1] for row in flat[: min(len(flat), 4)])
+
+
+def test_shipped_h100_profile_is_the_fixture_measurement():
+    # opmachine/profiles/h100.toml was written on an H100 by `python -m gpu_validate.profile_gpu
+    # --base h100`; its raw sweep is the fixture h100_raw.csv, so its curves follow from it.
+    raw = mb.read_raw(FIXTURE.with_name("h100_raw.csv"))
+    profile = load_profile("h100")
+    assert profile.measured and profile.device_name == "NVIDIA H100 80GB HBM3" and profile.sms == 132
+    assert "H100" in profile.provenance["device"] and "profile_gpu" in profile.provenance["command"]
+    samples = {**mb.curve_samples(raw), **mb.one_warp_samples(raw)}
+    assert {k: (c.mlp.tolist(), c.ns.tolist()) for k, c in profile.curves.items()} == samples

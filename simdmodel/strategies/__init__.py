@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
-from . import group, scan, ws  # noqa: F401  (each registers its strategy)
+from . import group, ws, scan  # noqa: F401, I001  (each registers its strategy, in this order)
 from .fields import LANE_FIELDS, WARP_SIZE
 from .registry import REGISTRY, Geometry, Param, Strategy, get_strategy, register, unregister
 from .scan import DEFAULT_CTA_SIZE
