@@ -233,3 +233,13 @@ def test_registry_refuses_bad_names_and_parameters(blocked):
         Mapping("nope")
     with pytest.raises(InputError, match="unknown kernel 'blocked'"):
         om.parse_kernel("blocked")
+
+
+def test_mappings_and_kernels_pickle_and_copy_through_the_registry(blocked):
+    import copy
+    import pickle
+
+    for value in (Mapping("group", 4), Mapping("blocked", 8, 16), om.parse_kernel("scan"), om.parse_kernel("topo")):
+        assert pickle.loads(pickle.dumps(value)) == value == copy.deepcopy(value)
+    with pytest.raises(AttributeError, match="immutable"):
+        Mapping("ws").params = (1,)

@@ -38,6 +38,9 @@ class Mapping:
     def __setattr__(self, name, value):
         raise AttributeError("Mapping is immutable")
 
+    def __reduce__(self):  # pickle and copy rebuild it through the registry
+        return Mapping, (self.strategy, *self.params)
+
     def __eq__(self, other):
         return isinstance(other, Mapping) and (self.strategy, self.params) == (other.strategy, other.params)
 
@@ -95,8 +98,7 @@ class Mapping:
         """Per-level lane sums (levels x LANE_FIELDS) of a queue of out-degrees walked level by level."""
         spec = self.spec
         if spec.fast_lanes is not None:
-            return spec.fast_lanes(degrees, level_ptr, *self.params) if self.params else \
-                spec.fast_lanes(degrees, level_ptr, 0)
+            return spec.fast_lanes(degrees, level_ptr, *self.params)
         return self.decomposed_lanes(degrees, level_ptr)
 
     def decomposed_lanes(self, degrees: np.ndarray, level_ptr: np.ndarray) -> np.ndarray:

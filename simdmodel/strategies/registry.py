@@ -73,6 +73,9 @@ class Strategy:
     lane order), step_ua[s] / step_ur[s] of its idle lanes are intra- / inter-group waste and the
     rest of the 32 are idle (owned by no group). Every step has at least one active lane. It
     returns the number of steps.
+
+    `fast_lanes(degrees, level_ptr, *params)`, optional, is a closed form of the same counts: the
+    per-level LANE_FIELDS sums (levels x 6) of a queue of out-degrees walked level by level.
     """
 
     name: str

@@ -20,7 +20,7 @@ def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, s
 
 
 @numba.njit(cache=True)
-def count_lanes(degrees, level_ptr, unused_param):
+def count_lanes(degrees, level_ptr):
     """Per-level (warp_iterations, total, useful, UA, UR, idle) lanes for warp segmentation."""
     levels = level_ptr.size - 1
     out = np.zeros((levels, 6), dtype=np.int64)
