@@ -272,3 +272,34 @@ def test_declared_unit_needs_bound_the_buffers(label, monkeypatch):
     assert calls
     for fill, args, start, stop in calls:
         _unit_needs_hold(fill, args, start, stop)
+
+
+@settings(max_examples=25, deadline=None)
+@given(graphs, st.sampled_from(["topo", "sm-1", "sm-5", "ws", "scan"]))
+def test_jobs_do_not_depend_on_how_the_decomposition_is_blocked(spec, label):
+    # Big levels are decomposed a block of units at a time; cutting after every few edges must
+    # give the same trace as one block.
+    from simdmodel.strategies import schedule
+
+    n, pairs, undirected = spec
+    graph = graph_of(n, pairs, undirected)
+    frontiers = bfs(graph, _source(graph))
+    kernel = parse_kernel(label)
+    layout = layout_for(graph.n, graph.m)
+
+    def traces():
+        stamp = np.full(graph.n, -1, dtype=np.int32)
+        for level in range(frontiers.depth):
+            if kernel.data_driven:
+                yield jobs_of(expansion_jobs(graph, frontiers.levels, stamp, level, frontiers.frontier(level),
+                                             kernel.expansion, layout, 3 * 8))
+            else:
+                yield jobs_of(topo_jobs(graph, frontiers.levels, stamp, level, layout, 3))
+
+    whole = list(traces())
+    saved = schedule.BLOCK_EDGES
+    try:
+        schedule.BLOCK_EDGES = 5
+        assert list(traces()) == whole
+    finally:
+        schedule.BLOCK_EDGES = saved

@@ -81,13 +81,20 @@ def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: i
     starts = graph.indptr[front]
     degrees = graph.indptr[front + 1] - starts
     unit_ptr = queue_units(front.size, geometry.unit_entries)
-    units = unit_ptr.size - 1
-    buffer = JobBuffer(6 * units, 12 * units)  # a first guess: the generator grows it as the units need
+    edges_total = int(degrees.sum())
     base = layout.base_sector
+    buffer = None
     for block in schedules(mapping.spec, mapping.params, starts, degrees, unit_ptr):
+        if buffer is None:  # the first block's bound, scaled to the whole launch: no regrowth when it is all
+            share = edges_total / max(block.edges.size, 1)
+            buffer = JobBuffer(int(share * (3 * block.units * geometry.unit_warps + 3 * block.steps)),
+                               int(share * (INPUT_SECTORS_PER_WARP * block.units * geometry.unit_warps
+                                            + 3 * block.edges.size)))
         first_step = unit_steps(block.step_warp, geometry.unit_warps, block.units)
         args = (graph.indptr, graph.indices, levels, stamp, level, front, block.unit_ptr, block.first_unit,
                 geometry.unit_warps, geometry.warp_entries, slots, first_step, block.step_warp, block.step_end,
                 block.edges, base["row_start"], base["edge_dst"], base["level"], base["queue"])
         generate(_fill, args, 0, block.units, buffer)
+    if buffer is None:  # an empty frontier
+        buffer = JobBuffer(0, 0)
     return buffer.trace(warps)

@@ -81,13 +81,18 @@ def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, 
     starts = graph.indptr[front]
     degrees = graph.indptr[front + 1] - starts
     unit_ptr = topology_units(front)
-    buffer = JobBuffer(3 * chunks, 6 * chunks)
     base = layout.base_sector
+    units = unit_ptr.size - 1
+    # Every chunk's ANI and NF1 (<= 6 sectors), per active chunk two ERL and max(degrees) steps of
+    # three jobs (one lane a node): the bound the jobs fit in, so the buffers never regrow.
+    steps = int(np.maximum.reduceat(degrees, unit_ptr[:-1]).sum()) if units else 0
+    buffer = JobBuffer(2 * chunks + 2 * units + 3 * steps,
+                       6 * chunks + INPUT_SECTORS_PER_WARP * units + 3 * int(degrees.sum()))
     chunk = 0
-    blocks = list(schedules(THREAD_PER_NODE.spec, THREAD_PER_NODE.params, starts, degrees, unit_ptr))
-    for i, block in enumerate(blocks):
+    for block in schedules(THREAD_PER_NODE.spec, THREAD_PER_NODE.params, starts, degrees, unit_ptr):
         unit_chunk = (front[block.unit_ptr[:-1]] // 32).astype(np.int64)
-        stop = chunks if i == len(blocks) - 1 else int(unit_chunk[-1]) + 1
+        last = block.first_unit + block.units == units
+        stop = chunks if last else int(unit_chunk[-1]) + 1
         first_step = unit_steps(block.step_warp, 1, block.units)
         args = (graph.indptr, graph.indices, levels, stamp, level, warps, front, block.unit_ptr, unit_chunk,
                 first_step, block.step_end, block.edges, base["num_nodes"], base["row_start"], base["edge_dst"],

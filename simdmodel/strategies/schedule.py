@@ -49,7 +49,7 @@ def queue_units(entries: int, unit_entries: int) -> np.ndarray:
     return np.append(np.arange(0, entries, unit_entries, dtype=np.int64), np.int64(entries))
 
 
-def unit_blocks(unit_edges: np.ndarray, limit: int = BLOCK_EDGES) -> list[tuple[int, int]]:
+def unit_blocks(unit_edges: np.ndarray, limit: int) -> list[tuple[int, int]]:
     """Consecutive unit ranges [a, b) whose edges add up to at most `limit` (or one unit alone)."""
     blocks = []
     total = np.concatenate(([0], np.cumsum(unit_edges, dtype=np.int64)))
@@ -80,8 +80,10 @@ def decompose(strategy, params: tuple, starts: np.ndarray, degrees: np.ndarray, 
 
 
 def schedules(strategy, params: tuple, starts: np.ndarray, degrees: np.ndarray, unit_ptr: np.ndarray,
-              limit: int = BLOCK_EDGES) -> Iterator[Schedule]:
-    """The decomposition of every unit of `unit_ptr`, in blocks of at most `limit` edges."""
+              limit: int | None = None) -> Iterator[Schedule]:
+    """The decomposition of every unit of `unit_ptr`, in blocks of at most `limit` edges
+    (default BLOCK_EDGES)."""
+    limit = BLOCK_EDGES if limit is None else limit
     units = unit_ptr.size - 1
     if units <= 0:
         return
