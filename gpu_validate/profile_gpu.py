@@ -349,9 +349,7 @@ def main(argv=None) -> int:
     except InputError as error:
         print(f"error: {microbench._one_line(error)}", file=sys.stderr)
         return 2
-    for key, (mlp, ns) in samples.items():
-        print(f"{key}: S(1) = {ns[0]:.4g} ns, S({mlp[-1]:.0f}) = {ns[-1]:.4g} ns "
-              f"({microbench.SECTOR_BYTES / ns[-1]:.0f} GB/s), {len(mlp)} points")
+    print("\n".join(microbench.curve_summary(samples)))
     print(f"launch_overhead_ns = {profile.launch_overhead_ns:g}, grid_scan_ns = {profile.grid_scan_ns:g}")
     print(f"{profile.device_name}, {profile.sms} SMs: measured in {seconds:.1f} s; wrote {plan.out}"
           + (f" and {plan.raw}" if plan.raw else ""))

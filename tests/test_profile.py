@@ -506,10 +506,9 @@ def paths_of(doc, prefix=()):
                     yield from paths_of(item, prefix + (key, i))
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.sampled_from([K40C_TEXT, WESTMERE_TEXT]), st.data())
-def test_structured_mutations_load_or_raise_profile_error(scratch, base, data):
-    doc = tomllib.loads(base)
+def mutate(doc: dict, data, values, new_keys) -> dict:
+    """1-3 random edits of a parsed profile: set a value (drawn from `values`), delete one, or add
+    a key of `new_keys`; stops early if the document empties."""
     for _ in range(data.draw(st.integers(1, 3))):
         path = data.draw(st.sampled_from(list(paths_of(doc))))
         parent = doc
@@ -517,13 +516,20 @@ def test_structured_mutations_load_or_raise_profile_error(scratch, base, data):
             parent = parent[step]
         action = data.draw(st.sampled_from(["set", "delete", "add"]))
         if action == "set":
-            parent[path[-1]] = data.draw(VALUES)
+            parent[path[-1]] = data.draw(values)
         elif action == "delete":
             del parent[path[-1]]
         else:
-            parent[data.draw(st.sampled_from(["extra", "mlp", "dram", "row_hit", "ways"]))] = data.draw(VALUES)
+            parent[data.draw(st.sampled_from(new_keys))] = data.draw(VALUES)
         if not doc:
             break
+    return doc
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([K40C_TEXT, WESTMERE_TEXT]), st.data())
+def test_structured_mutations_load_or_raise_profile_error(scratch, base, data):
+    doc = mutate(tomllib.loads(base), data, VALUES, ["extra", "mlp", "dram", "row_hit", "ways"])
     load_or_profile_error(scratch, naive_dumps(doc))
 
 
@@ -715,22 +721,9 @@ def test_origin_grammar_matches_the_naive_expression(text):
 @settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_measured_profile_mutations_load_or_raise_profile_error(scratch, data):
-    doc = tomllib.loads(MEASURED_TEXT)
-    for _ in range(data.draw(st.integers(1, 3))):
-        path = data.draw(st.sampled_from(list(paths_of(doc))))
-        parent = doc
-        for step in path[:-1]:
-            parent = parent[step]
-        action = data.draw(st.sampled_from(["set", "delete", "add"]))
-        if action == "set":
-            parent[path[-1]] = data.draw(st.one_of(VALUES, st.sampled_from(ORIGIN_TOKENS + ["spec: x", "base h200"])))
-        elif action == "delete":
-            del parent[path[-1]]
-        else:
-            parent[data.draw(st.sampled_from(["extra", "sms", "device", "provenance", "compute_capability"]))] = \
-                data.draw(VALUES)
-        if not doc:
-            break
+    values = st.one_of(VALUES, st.sampled_from(ORIGIN_TOKENS + ["spec: x", "base h200"]))
+    doc = mutate(tomllib.loads(MEASURED_TEXT), data, values, ["extra", "sms", "device", "provenance",
+                                                               "compute_capability"])
     load_or_profile_error(scratch, naive_dumps(doc))
 
 

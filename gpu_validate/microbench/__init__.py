@@ -34,12 +34,12 @@ Their public names are re-exported here.
 """
 from .cli import main
 from .raw import (CURVES, ONE_WARP, RAW_COLUMNS, SECTOR_BYTES, SIDE_CURVES, _one_line, check_raw, config_medians,
-                  curve_provenance, curve_samples, hardware_notes, method_comment, one_warp_samples, read_raw,
+                  curve_provenance, curve_samples, curve_summary, hardware_notes, method_comment, one_warp_samples, read_raw,
                   side_numbers)
 from .sweep import (CHAIN_KERNELS, L1_BYTES, PER_WARP_FULL, PER_WARP_QUICK, SAME_PER_WARP, WORDS_PER_SECTOR, Setup,
                     check_device, make_setup, measure)
 
 __all__ = ["CHAIN_KERNELS", "CURVES", "L1_BYTES", "ONE_WARP", "PER_WARP_FULL", "PER_WARP_QUICK", "RAW_COLUMNS",
            "SAME_PER_WARP", "SECTOR_BYTES", "SIDE_CURVES", "WORDS_PER_SECTOR", "Setup", "check_device", "check_raw",
-           "config_medians", "curve_provenance", "curve_samples", "hardware_notes", "main", "make_setup", "measure",
+           "config_medians", "curve_provenance", "curve_samples", "curve_summary", "hardware_notes", "main", "make_setup", "measure",
            "method_comment", "one_warp_samples", "read_raw", "side_numbers"]

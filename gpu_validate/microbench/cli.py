@@ -10,7 +10,7 @@ from simdmodel.atomic import check_target, write_text
 from simdmodel.errors import InputError
 
 from ..device import device_info, require_gpu
-from .raw import (SECTOR_BYTES, _one_line, curve_provenance, curve_samples, hardware_notes, method_comment,
+from .raw import (_one_line, curve_provenance, curve_samples, curve_summary, hardware_notes, method_comment,
                   one_warp_samples, side_numbers)
 from .sweep import check_device, make_setup, measure
 
@@ -68,9 +68,7 @@ def main(argv=None) -> int:
     except InputError as error:
         print(f"error: {_one_line(error)}", file=sys.stderr)
         return 2
-    for name, (mlp, ns) in samples.items():
-        print(f"{name}: S(1) = {ns[0]:.4g} ns, S({mlp[-1]:.0f}) = {ns[-1]:.4g} ns "
-              f"({SECTOR_BYTES / ns[-1]:.0f} GB/s), {len(mlp)} points")
+    print("\n".join(curve_summary(samples)))
     for name, value in side.items():
         print(f"{name}: S(1) = {value:.4g} ns")
     print(f"sweep: {len(raw)} timed launches in {seconds:.1f} s; wrote {out}" + (f" and {args.raw}" if args.raw else ""))

@@ -202,6 +202,12 @@ def method_comment(samples: dict, side: dict, setup: dict) -> str:
     return "\n".join(line for text in paragraphs for line in textwrap.wrap(text, 98))
 
 
+def curve_summary(samples: dict) -> list[str]:
+    """One line per curve for the console: S(1), the last S(m) and the bandwidth it means."""
+    return [f"{name}: S(1) = {ns[0]:.4g} ns, S({mlp[-1]:.0f}) = {ns[-1]:.4g} ns "
+            f"({SECTOR_BYTES / ns[-1]:.0f} GB/s), {len(mlp)} points" for name, (mlp, ns) in samples.items()]
+
+
 def curve_provenance(across: str, by: str = "gpu_validate.microbench") -> str:
     """[service] provenance text of curves measured by this sweep (`by` names the command's module)."""
     via = "" if by == "gpu_validate.microbench" else " (the gpu_validate.microbench sweep)"
