@@ -9,6 +9,8 @@ and one naive reference in tests.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..errors import InputError
@@ -131,20 +133,19 @@ def mappings(
 ) -> list[Mapping]:
     """Expand strategy names into concrete mappings, validating names and parameters.
 
-    `group` takes every size of `group_sizes`, `scan` the CTA size `cta_size`; any other
-    registered strategy its defaults.
+    A `group_size` parameter takes every size of `group_sizes`, a `cta_size` the CTA size
+    `cta_size`, any other parameter its default (so a plug-in strategy gets its defaults).
     """
+    given = {"group_size": tuple(group_sizes), "cta_size": (cta_size,)}
     result: list[Mapping] = []
     for name in strategies:
         spec = get_strategy(name)
-        if name == "group":
-            if not group_sizes:
-                raise InputError("strategy 'group' needs at least one group size")
-            result.extend(Mapping("group", check_group_size(int(s))) for s in group_sizes)
-        elif name == "scan":
-            result.append(Mapping("scan", check_cta_size(int(cta_size))))
-        else:
-            result.append(Mapping(spec.name))
+        choices = [given.get(p.name, (p.default,)) for p in spec.params]
+        for p, values in zip(spec.params, choices):
+            if not values:
+                raise InputError(f"strategy {name!r} needs at least one {p.title}")
+        result.extend(Mapping(name, *(p.check(v) for p, v in zip(spec.params, values)))
+                      for values in itertools.product(*choices))
     if len(set(result)) != len(result):
         raise InputError("a strategy or group size is listed twice")
     return result
