@@ -15,6 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from simdmodel.errors import InputError
 from simdmodel.strategies import queue_units, schedules
 
 from ._jobs import JobBuffer, JobTrace, fits, generate, inner_iteration, input_jobs, lane_buffers
@@ -76,7 +77,7 @@ def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: i
     geometry = mapping.geometry
     slots = warps // geometry.unit_warps
     if slots < 1:
-        raise ValueError(f"{mapping.label} needs at least {geometry.unit_warps} warps a launch, got {warps}")
+        raise InputError(f"{mapping.label} needs at least {geometry.unit_warps} warps a launch, got {warps}")
     front = np.asarray(front)
     starts = graph.indptr[front]
     degrees = graph.indptr[front + 1] - starts
@@ -86,7 +87,7 @@ def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: i
     buffer = None
     for block in schedules(mapping.spec, mapping.params, starts, degrees, unit_ptr):
         if buffer is None:  # the first block's bound, scaled to the whole launch: no regrowth when it is all
-            share = edges_total / max(block.edges.size, 1)
+            share = max(1.0, edges_total / max(block.edges.size, 1))
             buffer = JobBuffer(int(share * (3 * block.units * geometry.unit_warps + 3 * block.steps)),
                                int(share * (INPUT_SECTORS_PER_WARP * block.units * geometry.unit_warps
                                             + 3 * block.edges.size)))
