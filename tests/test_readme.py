@@ -2,7 +2,8 @@
 import re
 from pathlib import Path
 
-from simdreport.cli import DEFAULT_SPEC, main
+from simdreport.arguments import DEFAULT_SPEC
+from simdreport.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

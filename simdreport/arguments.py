@@ -1,0 +1,171 @@
+"""The `simdmodel` command's options: one argparse parser per subcommand, one-line usage errors."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .suites import VALIDATION_KERNELS
+
+DEFAULT_SPEC = "rmat:scale=16,ef=16,seed=1"
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad option on one line instead of usage plus message."""
+
+    def error(self, message):
+        sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
+        sys.exit(EXIT_USAGE)
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError("expected at least one integer")
+    return values
+
+
+def _name_list(text: str) -> list[str]:
+    names = [part.strip().lower() for part in text.split(",") if part.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected at least one name")
+    return names
+
+
+def _graph_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("graph loading")
+    group.add_argument("--undirected", action="store_true", help="store every edge in both directions")
+    group.add_argument("--drop-self-loops", action="store_true", help="drop edges v -> v")
+    group.add_argument("--drop-duplicates", action="store_true", help="keep only the first copy of a repeated edge")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quiet", action="store_true", help="no progress bars or notes on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="simdmodel",
+        description="SIMD lane efficiency of GPU BFS work mappings (UA / UR / ME), from a graph file "
+        "or generator spec such as rmat:scale=20,ef=16.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    analyze = commands.add_parser("analyze", help="lane accounting per mapping strategy")
+    analyze.add_argument("spec", nargs="?", default=DEFAULT_SPEC,
+                         help=f"graph file or generator spec (default {DEFAULT_SPEC})")
+    sources = analyze.add_mutually_exclusive_group()
+    sources.add_argument("--source", type=int, help="one BFS source vertex")
+    sources.add_argument("--sources", type=int, default=10,
+                         help="number of seeded random sources with out-degree > 0 (default 10, as seed 000)")
+    analyze.add_argument("--seed", type=int, default=1, help="seed for picking sources (default 1)")
+    analyze.add_argument("--group-sizes", type=_int_list, default=[1, 2, 4, 8, 16, 32],
+                         help="group sizes S for the group strategy (default 1,2,4,8,16,32)")
+    analyze.add_argument("--strategies", type=_name_list, default=["group", "ws", "scan"],
+                         help="strategies to account (default group,ws,scan)")
+    analyze.add_argument("--cta-size", type=int, default=256, help="CTA size C for scan (default 256)")
+    analyze.add_argument("--order", choices=["sorted", "discovery"], default="sorted",
+                         help="frontier order (default sorted)")
+    analyze.add_argument("--per-level", action="store_true", help="one row per level (and source)")
+    analyze.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    analyze.add_argument("--out", help="write to this file instead of stdout")
+    _graph_options(analyze)
+    _common(analyze)
+
+    _opm_parser(commands)
+    _validate_parser(commands)
+    _report_parser(commands)
+
+    graph = commands.add_parser("graph", help="graph utilities")
+    graph_commands = graph.add_subparsers(dest="graph_command", required=True, parser_class=_Parser)
+    info = graph_commands.add_parser("info", help="size, degree statistics, average search depth")
+    info.add_argument("spec", help="graph file or generator spec")
+    info.add_argument("--sources", type=int, default=0,
+                      help="average BFS depth over this many seeded random sources (default: skip)")
+    info.add_argument("--seed", type=int, default=1)
+    info.add_argument("--format", choices=["table", "json"], default="table")
+    _graph_options(info)
+    _common(info)
+
+    convert = graph_commands.add_parser("convert", help="save a graph as native .npz")
+    convert.add_argument("spec", help="graph file or generator spec")
+    convert.add_argument("out", help="output .npz path")
+    _graph_options(convert)
+    _common(convert)
+    return parser
+
+
+def _validate_parser(commands) -> None:
+    validate = commands.add_parser("validate", help="run the modelled kernels on the GPU and compare with the model")
+    validate.add_argument("spec", help="graph file or generator spec")
+    validate.add_argument("--kernels", type=_name_list, default=list(VALIDATION_KERNELS),
+                          help=f"kernels to run (default {','.join(VALIDATION_KERNELS)})")
+    sources = validate.add_mutually_exclusive_group()
+    sources.add_argument("--source", type=int, help="one BFS source vertex")
+    sources.add_argument("--sources", type=int, default=3, help="seeded random sources (default 3)")
+    validate.add_argument("--seed", type=int, default=1, help="seed for picking sources (default 1)")
+    validate.add_argument("--repeats", type=int, default=5, help="timed runs per BFS; the median is kept (default 5)")
+    validate.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")
+    validate.add_argument("--counters", action="store_true",
+                          help="also profile sampled rounds of the first source with Nsight Compute (ncu)")
+    validate.add_argument("--ncu-levels", type=int, default=24,
+                          help="rounds per kernel ncu profiles, evenly spaced over the BFS (default 24)")
+    validate.add_argument("--gpu", help="opmachine GPU profile for the predictions (default: the one for this device)")
+    validate.add_argument("--l2", choices=["lru", "setassoc"], default="setassoc",
+                          help="L2 model of the predictions (default setassoc)")
+    validate.add_argument("--measure-only", action="store_true", help="write the measured tables, predict nothing")
+    validate.add_argument("--measured", metavar="DIR",
+                          help="predict and compare from an earlier run's measured tables (no GPU needed)")
+    validate.add_argument("--out", default="validation", help="output directory (default ./validation)")
+    _graph_options(validate)
+    _common(validate)
+
+
+def _report_parser(commands) -> None:
+    report = commands.add_parser("report", help="figures and tables for a suite of graphs: index.html, report.md, CSVs")
+    report.add_argument("specs", nargs="*", metavar="SPEC",
+                        help="graph files or generator specs (default: the built-in suite of generated graphs)")
+    report.add_argument("--gpu", default="h200", metavar="NAME",
+                        help="GPU profile name or .toml path for the predictions (default h200: measured service "
+                        "curves, and the committed GPU measurements are from an H200)")
+    report.add_argument("--sources", type=int, default=10, metavar="K",
+                        help="seeded random BFS sources per graph for the lane accounting (default 10, as seed 000)")
+    report.add_argument("--measured", action="append", default=[], metavar="DIR",
+                        help="also compare with this `simdmodel validate` output folder (repeatable)")
+    report.add_argument("--out", default="report", metavar="DIR", help="output directory (default ./report)")
+    _common(report)
+
+
+def _opm_parser(commands) -> None:
+    opm = commands.add_parser("opm", help="operator-machine prediction of BFS time per round (seed 003)")
+    opm.add_argument("spec", nargs="?", default=DEFAULT_SPEC,
+                     help=f"graph file or generator spec (default {DEFAULT_SPEC})")
+    opm.add_argument("--kernel", default="topo", help="topo, sm-S (S in 1..32), ws or scan (default topo)")
+    opm.add_argument("--gpu", default="k40c", help="GPU profile name or .toml path (default k40c, seed 003's GPU)")
+    opm.add_argument("--cpu", help="predict the serial CPU BFS (seed 003 §4) on this CPU profile instead")
+    opm.add_argument("--threads", type=int, help="launch exactly N threads (a multiple of 32)")
+    opm.add_argument("--block", type=int, help="threads per block (default 256; the CTA size of scan)")
+    opm.add_argument("--grid", type=int, help="blocks (default: one full wave for topo, what the frontier "
+                     "needs up to a full wave for an expansion)")
+    opm.add_argument("--source", type=int, help="BFS source (default: a seeded random vertex with edges)")
+    opm.add_argument("--seed", type=int, default=1, help="seed for picking the default source (default 1)")
+    opm.add_argument("--l2", choices=["lru", "setassoc"], default="lru",
+                     help="L2 model: fully associative LRU (seed 003) or the profile's set-associative geometry")
+    opm.add_argument("--warm-l2", action="store_true",
+                     help="keep the L2's contents from launch to launch, as back-to-back launches find it "
+                     "(needs --l2 setassoc; default: every launch starts cold, as Nsight Compute measures)")
+    opm.add_argument("--time-model", choices=["critical", "eq4"],
+                     help="critical (default): the load falls as warps finish and the last warps wait their "
+                     "own latency; eq4: seed 003's Eq. 4 with one load N_G / W_max per launch")
+    opm.add_argument("--occupancy", type=float,
+                     help="measured achieved occupancy (0..1) to use as Eq. 4's load instead of N_G / W_max "
+                     "(implies --time-model eq4)")
+    opm.add_argument("--counters", help="counters mode: CSV of measured counts per launch (see opmachine.counters)")
+    opm.add_argument("--per-level", action="store_true", help="one row per kernel launch")
+    opm.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    opm.add_argument("--out", help="write to this file instead of stdout")
+    _graph_options(opm)
+    _common(opm)
