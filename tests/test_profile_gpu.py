@@ -200,14 +200,16 @@ def test_a_profile_that_fails_validation_leaves_nothing(gpu, tmp_path, monkeypat
     assert list(tmp_path.iterdir()) == []
 
 
-def test_without_cupy_exit_2_with_one_line(tmp_path):
+@pytest.mark.parametrize("module", ["gpu_validate.profile_gpu", "gpu_validate.microbench"])
+def test_without_cupy_exit_2_with_one_line(tmp_path, module):
+    # the whole-profile command and its service-curve building block alike
     try:
         import cupy  # noqa: F401
         pytest.skip("CuPy is installed here; the no-GPU path is not reachable")
     except ImportError:
         pass
     target = tmp_path / "out.toml"
-    done = subprocess.run([sys.executable, "-m", "gpu_validate.profile_gpu", "--out", str(target), "--base", "h200"],
+    done = subprocess.run([sys.executable, "-m", module, "--out", str(target), "--base", "h200"],
                           capture_output=True, text=True, cwd=ROOT, timeout=300, check=False,
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert done.returncode == 2
