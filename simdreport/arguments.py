@@ -113,7 +113,8 @@ def _validate_parser(commands) -> None:
                           help="also profile sampled rounds of the first source with Nsight Compute (ncu)")
     validate.add_argument("--ncu-levels", type=int, default=24,
                           help="rounds per kernel ncu profiles, evenly spaced over the BFS (default 24)")
-    validate.add_argument("--gpu", help="opmachine GPU profile for the predictions (default: the one for this device)")
+    validate.add_argument("--gpu", help="opmachine GPU profile for the predictions (default: the one whose [device] "
+                          "name and SM count are this GPU's; a profile of another GPU is refused)")
     validate.add_argument("--l2", choices=["lru", "setassoc"], default="setassoc",
                           help="L2 model of the predictions (default setassoc)")
     validate.add_argument("--measure-only", action="store_true", help="write the measured tables, predict nothing")
