@@ -172,8 +172,8 @@ class GpuBfs:
     def _check(self, source: int, front: Frontiers, through: int | None = None) -> None:
         """LevelMismatch unless the GPU's levels equal the CPU BFS's `front`: every vertex's, or with
         `through` (after a replayed round) those of levels 0..`through`, every other vertex unvisited."""
-        expected = front.levels if through is None else \
-            np.where((front.levels >= 0) & (front.levels <= through), front.levels, UNVISITED)
+        levels = BFS.reference(front)
+        expected = levels if through is None else np.where((levels >= 0) & (levels <= through), levels, UNVISITED)
         got = self.level.get()
         if not np.array_equal(got, expected):
             bad = np.flatnonzero(got != expected)

@@ -20,7 +20,7 @@ import naive_opm
 import opmachine as om
 import simdmodel as sm
 from simdmodel.errors import InputError
-from simdmodel.strategies import (LANE_FIELDS, REGISTRY, Geometry, Mapping, Param, Strategy, queue_units,
+from simdmodel.strategies import (LANE_FIELDS, STRATEGIES, Geometry, Mapping, Param, Strategy, queue_units,
                                   register, schedules, unregister)
 from test_opm_jobs import _replay_all, graph_of, graphs, jobs_of
 
@@ -186,10 +186,10 @@ def test_blocked_in_analyze_and_opm_tables(blocked, capsys):
     assert "blocked-4x8" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
 def test_every_fast_path_equals_its_decomposition(name):
     rng = np.random.default_rng(7)
-    spec = REGISTRY[name]
+    spec = STRATEGIES[name]
     if spec.fast_lanes is None:
         pytest.skip(f"{name} has no closed-form lane counter")
     choices = {"group": [(s,) for s in range(1, 33)], "scan": [(c,) for c in (32, 64, 96, 256, 1024)]}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simdmodel.errors import InputError
-from simdmodel.strategies import REGISTRY, WARP_SIZE, Mapping, check_cta_size, parse_mapping
+from simdmodel.strategies import STRATEGIES, WARP_SIZE, Mapping, check_cta_size, parse_mapping
 
 from ._jobs import ANI, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobTrace
 from .compact import compact_chunks_per_warp, compact_counts, compact_jobs
@@ -68,7 +68,7 @@ def parse_kernel(text: str) -> Kernel:
     except InputError as error:
         if not str(error).startswith("unknown mapping"):
             raise
-    others = [n for n in REGISTRY if n != "group"]
+    others = [n for n in STRATEGIES if n != "group"]
     choices = ", ".join(others[:-1]) + (" or " if len(others) > 1 else "") + others[-1]
     raise InputError(f"unknown kernel {text!r} (choose topo, sm-S with S in 1..{WARP_SIZE}, {choices})") from None
 

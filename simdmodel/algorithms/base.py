@@ -24,23 +24,16 @@ class EdgeOperator:
 
 @dataclass(frozen=True)
 class Algorithm:
-    """One algorithm: `rounds(graph, source, order)` gives its rounds as `Frontiers` (round r's
-    active vertices are `frontier(r)`), `reference(graph, source)` its CPU result per vertex, and
-    `edge_operator` the servers of its per-edge work."""
+    """One algorithm: `rounds(graph, source, order)` runs it on the CPU and gives its rounds as
+    `Frontiers` (round r's active vertices are `frontier(r)`), `reference(rounds)` the result per
+    vertex that run computed (what every GPU run must reproduce), and `edge_operator` the servers
+    of its per-edge work."""
 
     name: str
     description: str
     rounds: Callable[[CSRGraph, int, str], Frontiers]
-    reference: Callable[[CSRGraph, int], np.ndarray]
+    reference: Callable[[Frontiers], np.ndarray]
     edge_operator: EdgeOperator
-
-    def check(self, graph: CSRGraph, source: int, result: np.ndarray) -> np.ndarray:
-        """Indices of the vertices where `result` differs from the reference (empty when it agrees)."""
-        expected = self.reference(graph, source)
-        result = np.asarray(result)
-        if result.shape != expected.shape:
-            raise ValueError(f"{self.name}: result has shape {result.shape}, the reference {expected.shape}")
-        return np.flatnonzero(result != expected)
 
 
 ALGORITHMS = Registry("algorithm")

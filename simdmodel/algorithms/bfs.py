@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..frontier import bfs
-from ..graph import CSRGraph
+from ..frontier import Frontiers, bfs
 from .base import Algorithm, EdgeOperator, register_algorithm
 
 
-def bfs_levels(graph: CSRGraph, source: int) -> np.ndarray:
-    """Level of every vertex from `source` (-1 where unreached): the reference of every BFS run."""
-    return bfs(graph, source).levels
+def bfs_levels(rounds: Frontiers) -> np.ndarray:
+    """Level of every vertex (-1 where unreached): the result every GPU BFS must reproduce."""
+    return rounds.levels
 
 
 BFS = register_algorithm(Algorithm(

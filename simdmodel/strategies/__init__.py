@@ -16,11 +16,10 @@ import numpy as np
 from ..errors import InputError
 from . import group, ws, scan  # noqa: F401, I001  (each registers its strategy, in this order)
 from .fields import LANE_FIELDS, WARP_SIZE
-from .registry import REGISTRY, Geometry, Param, Strategy, get_strategy, register, unregister
+from .registry import STRATEGIES, Geometry, Param, Strategy, get_strategy, register, unregister
 from .scan import DEFAULT_CTA_SIZE
 from .schedule import Schedule, decomposed_lanes, queue_units, schedule_lanes, schedules
 
-STRATEGIES = REGISTRY
 DEFAULT_GROUP_SIZES = (1, 2, 4, 8, 16, 32)
 
 
@@ -111,15 +110,11 @@ class Mapping:
 def parse_mapping(text: str) -> Mapping:
     """A mapping from its label (`sm-4`, `ws`, `scan`), asking every registered strategy."""
     name = text.strip().lower()
-    for strategy in REGISTRY.values():
+    for strategy in STRATEGIES.values():
         values = strategy.parse_label(name)
         if values is not None:
             return Mapping(strategy.name, *values)
     raise InputError(f"unknown mapping {text!r}")
-
-
-def check_group_size(size: int) -> int:
-    return group.GROUP.param("group_size").check(size)
 
 
 def check_cta_size(size: int) -> int:
@@ -152,8 +147,7 @@ def mappings(
 
 
 __all__ = [
-    "LANE_FIELDS", "WARP_SIZE", "STRATEGIES", "REGISTRY", "Strategy", "Param", "Geometry", "Mapping", "Schedule",
+    "LANE_FIELDS", "WARP_SIZE", "STRATEGIES", "Strategy", "Param", "Geometry", "Mapping", "Schedule",
     "mappings", "parse_mapping", "register", "unregister", "get_strategy", "schedules", "queue_units",
-    "schedule_lanes", "DEFAULT_GROUP_SIZES", "DEFAULT_CTA_SIZE", "check_group_size",
-    "check_cta_size",
+    "schedule_lanes", "DEFAULT_GROUP_SIZES", "DEFAULT_CTA_SIZE", "check_cta_size",
 ]

@@ -108,19 +108,19 @@ class Strategy:
         return tuple(out)
 
 
-REGISTRY = Registry("strategy")
+STRATEGIES = Registry("strategy")
 
 
 def register(strategy: Strategy) -> Strategy:
     """Add `strategy` under its name (a second strategy of the same name is refused)."""
-    return REGISTRY.register(strategy)
+    return STRATEGIES.register(strategy)
 
 
 def unregister(name: str) -> None:
     """Remove a registered strategy (for plug-ins loaded for a while, e.g. in tests)."""
-    REGISTRY.unregister(name)
+    STRATEGIES.unregister(name)
 
 
 def get_strategy(name: str) -> Strategy:
     """The registered strategy `name`, or InputError listing the known ones."""
-    return REGISTRY.get_plugin(name)
+    return STRATEGIES.get_plugin(name)
