@@ -130,7 +130,7 @@ def _run_opm(args) -> int:
         check_block(args.block)
     if args.grid is not None:
         check_grid(args.grid)
-    given = {"--kernel": kernel.strategy != "topo", "--threads": args.threads is not None,
+    given = {"--kernel": kernel.data_driven, "--threads": args.threads is not None,
              "--block": args.block is not None, "--grid": args.grid is not None,
              "--counters": args.counters is not None, "--occupancy": args.occupancy is not None,
              "--l2": args.l2 != "lru", "--time-model": args.time_model is not None}

@@ -45,11 +45,6 @@ class Kernel:
         return TOPO if self.expansion is None else self.expansion.label
 
     @property
-    def strategy(self) -> str:
-        """`topo` or the expansion's strategy name."""
-        return TOPO if self.expansion is None else self.expansion.strategy
-
-    @property
     def data_driven(self) -> bool:
         return self.expansion is not None
 
