@@ -45,11 +45,10 @@ def errors(table: pd.DataFrame, source: int) -> dict[tuple[str, str], dict]:
     out = {}
     for model, kind in PREDICTIONS:
         row = stats.loc[f"{model} {kind}"]
-        mode_rounds = rounds[rounds["mode"] == f"{model} {kind}"]
-        worst_levels = mode_rounds.loc[mode_rounds["error"] == row["worst_error"], "level"]
+        errors = rounds.loc[rounds["mode"] == f"{model} {kind}"].set_index("level")["error"]
+        worst_round = int(errors.abs().idxmax()) + 1 if errors.notna().any() else 0  # round L+1 expands level L
         out[model, kind] = {"r": row["pearson_r"], "mape": row["mape"], "worst": row["worst_error"],
-                            "worst_round": int(worst_levels.iloc[0]) + 1 if len(worst_levels) else 0,
-                            "whole": row["bfs_time_error"]}
+                            "worst_round": worst_round, "whole": row["bfs_time_error"]}
     return out
 
 

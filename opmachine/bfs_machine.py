@@ -91,8 +91,9 @@ def bfs_completions(graph: CSRGraph, frontiers: Frontiers) -> pd.DataFrame:
     size; c_edl = c_nf2 = the frontier's out-degree sum; c_op = edges whose destination is still
     unvisited when the edge is processed. The order is fixed: the frontier in ascending vertex id,
     each vertex's edges in CSR order, every store taking effect at once, so a vertex reached twice
-    in a round counts once and c_op equals the size of the next frontier. So no BFS is re-run:
-    every count follows from the levels (checked against simdmodel's BFS by `check_frontiers`);
+    in a round counts once and c_op equals the size of the next frontier. So Listing 1 is not
+    replayed: every count follows from the levels (checked against one run of simdmodel's BFS by
+    `check_frontiers`);
     the CPU trace (`opmachine.cpu.cpu_trace`) runs Listing 1 itself and a test checks it issues
     these counts. The frontiers' walk order does not matter; only `frontiers.levels` and
     `frontiers.source` are used.
@@ -101,8 +102,7 @@ def bfs_completions(graph: CSRGraph, frontiers: Frontiers) -> pd.DataFrame:
     reached = levels >= 0
     depth = int(levels.max()) + 1
     frontier_sizes = np.bincount(levels[reached], minlength=depth).astype(np.int64)
-    edge_sizes = np.zeros(depth, dtype=np.int64)
-    np.add.at(edge_sizes, levels[reached], graph.degrees()[reached])
+    edge_sizes = np.bincount(levels[reached], weights=graph.degrees()[reached], minlength=depth).astype(np.int64)
     # Round r stores level r into exactly the vertices of level r, each once (the first edge that
     # finds it unvisited), and the last round stores nothing.
     stores = np.zeros(depth, dtype=np.int64)

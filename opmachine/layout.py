@@ -30,7 +30,7 @@ ELEMENTS_PER_SECTOR = SECTOR_BYTES // ELEMENT_BYTES
 ARRAYS = ("num_nodes", "row_start", "edge_dst", "level", "queue")
 
 
-def array_lengths(n: int, m: int) -> dict[str, int]:
+def _array_lengths(n: int, m: int) -> dict[str, int]:
     """Elements of every array a modelled kernel may use, for n vertices and m directed edges."""
     return {"num_nodes": 1, "row_start": n + 1, "edge_dst": m, "level": n, "queue": max(n, 1)}
 
@@ -95,7 +95,7 @@ class LayoutSpec:
     def layout(self, n: int, m: int) -> MemoryLayout:
         """The layout of a graph with n vertices and m directed edges (4-byte row offsets, so m < 2**31)."""
         check_row_offsets(m)
-        lengths = array_lengths(n, m)
+        lengths = _array_lengths(n, m)
         base = {}
         offset_bytes = 0
         for name in self.arrays:

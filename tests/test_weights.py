@@ -20,22 +20,10 @@ from simdmodel.render import render_info
 from simdmodel.stats import graph_info
 
 import naive
+from test_graph import weighted
+from test_readers import write
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-
-
-def write(path, text, gz=False):
-    data = text.encode() if isinstance(text, str) else text
-    if gz:
-        path = path.with_name(path.name + ".gz")
-        data = gzip.compress(data)
-    path.write_bytes(data)
-    return path
-
-
-def rows(graph):
-    """Each row as (neighbour, weight) pairs."""
-    return [list(zip(graph.neighbors(v).tolist(), graph.neighbor_weights(v).tolist())) for v in range(graph.n)]
 
 
 def exact(values):
@@ -52,7 +40,7 @@ def test_mtx_real_general(tmp_path, gz):
     edges = read(write(tmp_path / "r.mtx", text, gz))
     assert edges.weights.dtype == np.float64
     assert exact(edges.weights) == exact([0.5, -2.0, 1000.0, 7.0, 0.12345678901234567])
-    assert rows(csr_from_edges(edges)) == [[(1, 0.5), (3, 1000.0)], [(1, 7.0)], [(0, -2.0)],
+    assert weighted(csr_from_edges(edges)) == [[(1, 0.5), (3, 1000.0)], [(1, 7.0)], [(0, -2.0)],
                                            [(2, 0.12345678901234567)]]
 
 
@@ -61,20 +49,20 @@ def test_mtx_integer_symmetric_fills_both_directions(tmp_path):
     graph = load_graph(write(tmp_path / "s.mtx", text))
     assert graph.weights.dtype == np.int64
     big = 2**63 - 1
-    assert rows(graph) == [[(1, 5), (2, big)], [(0, 5), (1, -6)], [(0, big)]]
+    assert weighted(graph) == [[(1, 5), (2, big)], [(0, 5), (1, -6)], [(0, big)]]
 
 
 def test_mtx_hermitian_real_is_symmetric_and_skew_negates_the_mirror(tmp_path):
     herm = load_graph(write(tmp_path / "h.mtx", "%%MatrixMarket matrix coordinate real hermitian\n2 2 1\n2 1 1.5\n"))
-    assert rows(herm) == [[(1, 1.5)], [(0, 1.5)]]
+    assert weighted(herm) == [[(1, 1.5)], [(0, 1.5)]]
     text = "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 3\n2 1 5\n3 1 -7.5\n3 2 0\n"
     skew = load_graph(write(tmp_path / "k.mtx", text))
     # A[j, i] = -A[i, j]: row 0 gets the mirrors of (2,1) and (3,1); -0.0 is the mirror of 0
-    assert rows(skew) == [[(1, -5.0), (2, 7.5)], [(0, 5.0), (2, -0.0)], [(0, -7.5), (1, 0.0)]]
+    assert weighted(skew) == [[(1, -5.0), (2, 7.5)], [(0, 5.0), (2, -0.0)], [(0, -7.5), (1, 0.0)]]
     assert exact(skew.neighbor_weights(1)) == exact([5.0, -0.0])
     ints = load_graph(write(tmp_path / "ki.mtx", "%%MatrixMarket matrix coordinate integer skew-symmetric\n"
                                                   "2 2 1\n2 1 4\n"))
-    assert rows(ints) == [[(1, -4)], [(0, 4)]]
+    assert weighted(ints) == [[(1, -4)], [(0, 4)]]
 
 
 @pytest.mark.parametrize("field,entry", [("pattern", "2 1"), ("complex", "2 1 1.5 -2")])
@@ -90,16 +78,16 @@ def test_dimacs_weights(tmp_path, gz):
             "a 1 4 -9223372036854775807\n")
     graph = load_graph(write(tmp_path / "road.gr", text, gz))
     assert graph.weights.dtype == np.int64
-    assert rows(graph) == [[(1, 10), (3, -(2**63 - 1))], [(0, 10), (2, 0)], [], [(0, 3)]]
+    assert weighted(graph) == [[(1, 10), (3, -(2**63 - 1))], [(0, 10), (2, 0)], [], [(0, 3)]]
 
 
 def test_metis_edge_weights_fmt_1_and_011(tmp_path):
     graph = load_graph(write(tmp_path / "w.graph", "3 2 1\n2 7 3 8\n1 7\n1 8\n\n\n"))
     assert graph.weights.dtype == np.int64
-    assert rows(graph) == [[(1, 7), (2, 8)], [(0, 7)], [(0, 8)]]
+    assert weighted(graph) == [[(1, 7), (2, 8)], [(0, 7)], [(0, 8)]]
     # fmt 011, ncon 2: two vertex weights open each line and are not kept
     text = "%c\n4 3 11 2\n5 6 2 1 3 1\n1 1 1 4\n1 1 1 1 4 9\n0 0 3 9\n"
-    assert rows(load_graph(write(tmp_path / "vw.metis", text))) == [
+    assert weighted(load_graph(write(tmp_path / "vw.metis", text))) == [
         [(1, 1), (2, 1)], [(0, 4)], [(0, 1), (3, 9)], [(2, 9)]]
 
 
@@ -114,7 +102,7 @@ def test_snap_third_column(tmp_path, gz):
     text = "# weighted\n0\t1\t2.5\n\n1 2 -3\n% c\n  5\t0 1e-3\n"
     graph = load_graph(write(tmp_path / "w.txt", text, gz))
     assert graph.weights.dtype == np.float64
-    assert rows(graph) == [[(1, 2.5)], [(2, -3.0)], [], [], [], [(0, 0.001)]]
+    assert weighted(graph) == [[(1, 2.5)], [(2, -3.0)], [], [], [], [(0, 0.001)]]
     assert read(write(tmp_path / "u.el", "0 1\n1 0\n")).weights is None
 
 
@@ -333,7 +321,7 @@ def test_loaded_weights_match_the_naive_builder(tmp_path, edges, undirected, dro
     graph = load_graph(path, undirected=undirected, drop_self_loops=drop_loops, drop_duplicates=drop_dups)
     pairs = [(u, v) for u, v, _ in edges]
     expected = naive.weighted_rows(pairs, [w for _, _, w in edges], n, undirected, drop_loops, drop_dups)
-    assert [[(v, exact([w])[0]) for v, w in row] for row in rows(graph)] == \
+    assert [[(v, exact([w])[0]) for v, w in row] for row in weighted(graph)] == \
         [[(v, exact([w])[0]) for v, w in row] for row in expected]
 
 

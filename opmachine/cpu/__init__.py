@@ -21,11 +21,11 @@ kernel.
 from .hierarchy import LEVEL_NAMES, MODELS, cache_levels
 from .kernel import kernel_arrays
 from .measure import PERF_EVENTS, main, measure_cpu_rounds, perf_cache_counts, perf_support
-from .predict import model_totals, predict_cpu, service_times_ns
+from .predict import predict_cpu, service_times_ns
 from .trace import CPUTrace, cpu_layout, cpu_trace
 
 __all__ = [
     "CPUTrace", "LEVEL_NAMES", "MODELS", "PERF_EVENTS", "cache_levels", "cpu_layout", "cpu_trace",
-    "kernel_arrays", "main", "measure_cpu_rounds", "model_totals", "perf_cache_counts",
+    "kernel_arrays", "main", "measure_cpu_rounds", "perf_cache_counts",
     "perf_support", "predict_cpu", "service_times_ns",
 ]

@@ -91,9 +91,3 @@ def predict_cpu(graph: CSRGraph, frontiers: Frontiers, profile, model: str = "se
     frame.attrs.update(profile=str(profile.name), model=model,
                        service_ns=dict(zip(LEVEL_NAMES, service.tolist(), strict=True)))
     return frame
-
-
-def model_totals(prediction: pd.DataFrame) -> dict[str, int]:
-    """Whole-BFS totals of a `predict_cpu` table: jobs and accesses served per level."""
-    return {column: int(prediction[column].sum())
-            for column in ("jobs", "c_l1", "c_l2", "c_l3", "c_mem")}

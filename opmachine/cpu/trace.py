@@ -17,7 +17,7 @@ from simdmodel.frontier import Frontiers
 from simdmodel.graph import INDEX_LIMIT, CSRGraph
 
 from ..bfs_machine import check_frontiers
-from ..layout import CPU_LAYOUT, check_row_offsets
+from ..layout import CPU_LAYOUT
 from .kernel import traced_rounds
 
 
@@ -87,8 +87,7 @@ def cpu_trace(graph: CSRGraph, frontiers: Frontiers, line_bytes: int = 64) -> CP
     `frontiers.source` are used; they must be simdmodel's BFS levels of `graph` (else InputError).
     `line_bytes` (a power of two; 1 gives byte addresses) sets the id granularity.
     """
-    levels = check_frontiers(graph, frontiers)
-    check_row_offsets(graph.m)
+    levels = check_frontiers(graph, frontiers)  # the trace's buffers are sized from these levels
     line_bytes = int(line_bytes)
     if line_bytes < 1 or line_bytes & (line_bytes - 1):
         raise InputError(f"line_bytes must be a power of two >= 1, got {line_bytes}")
