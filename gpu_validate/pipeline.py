@@ -29,13 +29,13 @@ from simdmodel.errors import DataWarning, InputError
 from simdmodel.frontier import bfs, check_source, pick_sources
 
 from . import validate as gv
-from .lanes import lanes_model
+from .compare import KEY
+from .lanes import LANE_MODEL_COLUMNS, lanes_model
 
 DEFAULT_SOURCES = 3
 """Seeded random BFS sources per graph when none are given."""
 DEFAULT_NCU_LEVELS = 24
 """Rounds per kernel that Nsight Compute profiles, evenly spaced over the BFS."""
-LANE_KEY = ["graph", "kernel", "source", "level", "phase"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,7 +68,7 @@ def validate_graph(graph, kernels: Sequence[str | Kernel], sources: int | Sequen
     graph: a CSRGraph, or a callable returning one; it is called once the GPU, the profile and any
         measured folder have been checked, so those errors come before a large graph is read.
     kernels: kernel labels (`topo`, `sm-4`, `ws`, `scan`) or Kernel objects; repeats are dropped.
-    sources: an int K for the first K seeded random sources (`seed`), or the source vertices;
+    sources: an int K for K seeded random sources (`pick_sources` with `seed`), or the source vertices;
         None for DEFAULT_SOURCES, or, with `measured_dir`, the sources that were measured.
     profile: an opmachine GPU profile, or its name or .toml path; None for the one of this
         device (measuring) or the one device.json names (`measured_dir`).
@@ -111,8 +111,8 @@ def validate_graph(graph, kernels: Sequence[str | Kernel], sources: int | Sequen
     else:
         sources = _sources(graph, sources, seed)
         device.update(graph=graph.name, graph_n=graph.n, graph_m=graph.m, sources=sources)
-        measured, lanes = gv.measure(graph, graph.name, kernels, sources, gpu, repeats, warmup, progress)
-        tables = {"measured": measured, "lanes_model": lanes}
+        measured = gv.measure(graph, graph.name, kernels, sources, gpu, repeats, warmup, progress)
+        tables = {"measured": measured, "lanes_model": model_lanes(graph, graph.name, kernels, sources)}
         if counters:
             depth = bfs(graph, sources[0]).depth
             tables["ncu"] = gv.profile_counters(graph, graph.name, kernels, sources[0],
@@ -122,11 +122,12 @@ def validate_graph(graph, kernels: Sequence[str | Kernel], sources: int | Sequen
             return Validation(graph.name, Path(out), device, tuple(k.label for k in kernels), tuple(sources),
                               tables, None)
 
-    recorded = tables.get("lanes_model")
-    measured_order = list(dict.fromkeys(int(s) for s in tables["measured"]["source"]))  # as they were measured
-    tables["lanes_model"] = model_lanes(graph, graph.name, kernels, measured_order)
-    if measured_dir is not None and recorded is not None:
-        _compare_recorded_lanes(recorded, tables["lanes_model"], measured_dir)
+    if measured_dir is not None:  # recompute what the current lane accounting expects, in measured order
+        recorded = tables.get("lanes_model")
+        measured_order = list(dict.fromkeys(int(s) for s in tables["measured"]["source"]))
+        tables["lanes_model"] = model_lanes(graph, graph.name, kernels, measured_order)
+        if recorded is not None:
+            _compare_recorded_lanes(recorded, tables["lanes_model"], measured_dir)
     ncu = tables.get("ncu")
     tables["predicted"] = gv.predict(graph, graph.name, kernels, sources, gpu, l2_model, ncu, progress)
     tables["throughput"] = gv.throughput(tables["measured"], tables["lanes_model"], graph.n, graph.m,
@@ -188,13 +189,13 @@ def _measured_subset(tables: dict, kernels, device: dict, graph, folder):
 def _compare_recorded_lanes(recorded: pd.DataFrame, current: pd.DataFrame, folder) -> None:
     """Warn when the folder's lanes_model.csv (a record of the lane accounting at measuring time)
     differs from the current code's, which the comparison uses."""
-    columns = ["lane_slots", "useful_lanes"]
-    missing = [c for c in LANE_KEY + columns if c not in recorded.columns]
+    key, columns = list(KEY), list(LANE_MODEL_COLUMNS[-2:])
+    missing = [c for c in key + columns if c not in recorded.columns]
     if missing:
         warnings.warn(f"{folder}: lanes_model.csv lacks column {missing[0]!r}; the comparison uses the "
                       "current lane accounting", DataWarning, stacklevel=3)
         return
-    both = current[LANE_KEY + columns].merge(recorded[LANE_KEY + columns], on=LANE_KEY, how="outer",
+    both = current[key + columns].merge(recorded[key + columns], on=key, how="outer",
                                              suffixes=("", "_recorded"), indicator=True)
     differ = both["_merge"] != "both"
     for column in columns:

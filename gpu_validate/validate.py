@@ -33,7 +33,6 @@ from simdmodel.atomic import replace_directory
 from simdmodel.errors import InputError
 
 from . import compare
-from .lanes import lanes_model
 
 MEASURED_TABLES = ("measured", "lanes_model", "ncu")
 """What a measuring run writes: measured (required), lanes_model (the lane accounting of that day, a
@@ -56,11 +55,12 @@ def _progress(items, desc: str, progress: bool):
 
 
 def measure(graph, graph_label: str, kernels, sources, profile, repeats: int = 5, warmup: int = 1,
-            progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Timed and counted GPU BFS runs (the `measured` table) and the expected lanes (`lanes_model`)."""
+            progress: bool = False) -> pd.DataFrame:
+    """Timed and counted GPU BFS runs: the `measured` table (what the lane accounting expects of them
+    is `pipeline.model_lanes`)."""
     from .bfs import COUNT_COLUMNS, LAUNCH_COLUMNS, GpuBfs
 
-    measured, expected = [], []
+    measured = []
     for kernel in _progress(kernels, "GPU kernels", progress):
         plain = GpuBfs(graph, kernel, profile)
         counted = GpuBfs(graph, kernel, profile, instrumented=True)
@@ -73,13 +73,10 @@ def measure(graph, graph_label: str, kernels, sources, profile, repeats: int = 5
                 raise RuntimeError(f"{kernel.label}: timed and counted runs differ in launches")
             table = pd.concat([timed.reset_index(drop=True), counts[extra].reset_index(drop=True)], axis=1)
             measured.append(table)
-            expected.append(lanes_model(graph, kernel, source, plain.frontiers(source)))
         del plain, counted
     out = pd.concat(measured, ignore_index=True)
     out.insert(0, "graph", graph_label)
-    lanes = pd.concat(expected, ignore_index=True)
-    lanes.insert(0, "graph", graph_label)
-    return out, lanes
+    return out
 
 
 def profile_counters(graph, graph_label: str, kernels, source: int, levels, profile,

@@ -105,7 +105,8 @@ def _validate_parser(commands) -> None:
                           help=f"kernels to run (default {','.join(VALIDATION_KERNELS)})")
     sources = validate.add_mutually_exclusive_group()
     sources.add_argument("--source", type=int, help="one BFS source vertex")
-    sources.add_argument("--sources", type=int, default=3, help="seeded random sources (default 3)")
+    sources.add_argument("--sources", type=int,
+                         help="seeded random sources (default 3; none with --measured, which compares the measured)")
     validate.add_argument("--seed", type=int, default=1, help="seed for picking sources (default 1)")
     validate.add_argument("--repeats", type=int, default=5, help="timed runs per BFS; the median is kept (default 5)")
     validate.add_argument("--warmup", type=int, default=1, help="untimed runs first (default 1)")

@@ -176,10 +176,7 @@ def _run_validate(args) -> int:
     from gpu_validate.bfs import LevelMismatch
     from gpu_validate.pipeline import validate_graph
 
-    if args.measured:
-        sources = None  # the measured ones
-    else:
-        sources = [args.source] if args.source is not None else args.sources
+    sources = [args.source] if args.source is not None else args.sources  # None: the pipeline's default
     try:
         run = validate_graph(lambda: _load(args), args.kernels, sources, args.gpu, out=args.out, seed=args.seed,
                              measured_dir=args.measured, measure_only=args.measure_only, counters=args.counters,

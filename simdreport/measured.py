@@ -29,7 +29,7 @@ import pandas as pd
 
 import simdmodel as sm
 from gpu_validate import compare
-from gpu_validate.validate import read_device, read_measured, table_path
+from gpu_validate.validate import read_device, read_table, table_path
 from simdmodel.errors import DataWarning, InputError
 from simdmodel.generators import canonical_spec, is_generator_spec
 
@@ -105,7 +105,10 @@ def default_roots() -> list[Path]:
 
 
 def _read_measured_table(folder: Path) -> pd.DataFrame:
-    measured = read_measured(folder)["measured"]
+    path = table_path(folder, "measured")
+    if path is None:
+        raise InputError(f"{folder}: missing measured.csv (written by a GPU run of simdmodel validate)")
+    measured = read_table(path)
     missing = [c for c in ("graph", "kernel", "source", "level", "phase", "time_ns", "lane_slots", "useful_lanes")
                if c not in measured.columns]
     if missing:
@@ -119,6 +122,8 @@ def read_run(folder) -> MeasuredRun:
     """The measurements in `folder` given by the user (measured.csv[.gz], device.json), read now so a bad
     folder is reported before any work; InputError if either is missing or unreadable."""
     folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(f"{folder}: no such directory of measurements")
     measured = _read_measured_table(folder)
     return MeasuredRun(folder, read_device(folder), True, measured)
 

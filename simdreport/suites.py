@@ -76,7 +76,7 @@ VALIDATION_KERNELS: tuple[str, ...] = ("topo", "sm-1", "sm-2", "sm-4", "sm-8", "
 VALIDATION_SOURCES = 3
 """Seeded BFS sources per graph of the validation suite."""
 VALIDATION_SEED = 1
-"""The seed of the validation suite's sources (the first VALIDATION_SOURCES of one seeded sequence)."""
+"""The seed of the validation suite's sources (`simdmodel.pick_sources(graph, VALIDATION_SOURCES, seed)`)."""
 
 
 def graph_slug(spec: str) -> str:

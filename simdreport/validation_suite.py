@@ -20,9 +20,6 @@ import pandas as pd
 
 from .suites import VALIDATION_KERNELS, VALIDATION_SEED, VALIDATION_SOURCES, VALIDATION_SUITE, graph_slug
 
-SUITE = VALIDATION_SUITE
-SOURCES = VALIDATION_SOURCES
-SEED = VALIDATION_SEED
 GRAPH_KEYS = ("graph", "graph_n", "graph_m", "sources")  # device.json keys that belong to one graph
 POOLED_TABLES = ("measured", "lanes_model", "ncu", "predicted", "throughput")
 """The per-graph tables pooled over the suite (ncu only where the run profiled counters)."""
@@ -41,9 +38,10 @@ def measure(directory: Path, specs, repeats: int, counters: bool, ncu_levels: in
 
     for spec in specs:
         started = time.time()
-        run = validate_graph(_loader(spec), VALIDATION_KERNELS, SOURCES, None, out=directory / graph_slug(spec),
-                             seed=SEED, measure_only=True, counters=counters, ncu_levels=ncu_levels,
-                             repeats=repeats, progress=not quiet and sys.stderr.isatty())
+        run = validate_graph(_loader(spec), VALIDATION_KERNELS, VALIDATION_SOURCES, None,
+                             out=directory / graph_slug(spec), seed=VALIDATION_SEED, measure_only=True,
+                             counters=counters, ncu_levels=ncu_levels, repeats=repeats,
+                             progress=not quiet and sys.stderr.isatty())
         print(f"{spec}: measured {run.launches} launches in {time.time() - started:.0f} s", flush=True)
 
 
@@ -99,7 +97,8 @@ def compare_all(directory: Path, specs, l2_model: str, quiet: bool, reuse: bool 
     meta = {**{k: device.get(k) for k in ("device", "driver", "date")},
             "command": f"{PROG} measure {directory} (GPU), then {PROG} compare {directory} --graphs '{';'.join(specs)}'",
             "graphs": list(specs), "kernels": sorted(tables["measured"]["kernel"].unique().tolist()),
-            "sources_per_graph": SOURCES, "profile": profile.name, "curves_measured": bool(profile.measured),
+            "sources_per_graph": VALIDATION_SOURCES, "profile": profile.name,
+            "curves_measured": bool(profile.measured),
             "l2_model": l2_model}
     out, summary = compare_tables(tables, profile, meta)
     small = {name: out[name] for name in ("time_errors", "whole_bfs", "best_mapping", "phase_errors")}
@@ -134,10 +133,12 @@ def _run(args) -> int:
     from gpu_validate.bfs import LevelMismatch
     from simdmodel.errors import InputError
 
-    specs = SUITE if args.graphs is None else tuple(s for s in SUITE if graph_slug(s) in args.graphs.split(",")
-                                                    or s in args.graphs.split(";"))
+    chosen = None if args.graphs is None else (args.graphs.split(","), args.graphs.split(";"))
+    specs = VALIDATION_SUITE if chosen is None else tuple(s for s in VALIDATION_SUITE
+                                                          if graph_slug(s) in chosen[0] or s in chosen[1])
     if not specs:
-        raise InputError(f"--graphs {args.graphs!r} names no graph of the suite ({', '.join(map(graph_slug, SUITE))})")
+        names = ", ".join(map(graph_slug, VALIDATION_SUITE))
+        raise InputError(f"--graphs {args.graphs!r} names no graph of the suite ({names})")
     args.directory.mkdir(parents=True, exist_ok=True)
     try:
         if args.stage == "measure":

@@ -215,3 +215,14 @@ def test_validate_refuses_a_profile_of_another_gpu(monkeypatch, tmp_path, info, 
     with pytest.raises(device.ProfileMismatch, match=message):
         validate_graph(sm.load_graph(SMALL), ["ws"], 1, profile, out=tmp_path / "v", repeats=2)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_validate_measured_takes_no_sources(tmp_path, capsys):
+    # --measured compares the sources that were measured: asking for others is one error line
+    from simdreport.cli import main
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    code = main(["validate", SMALL, "--measured", str(folder), "--sources", "5", "--out", str(tmp_path / "v")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "takes no sources" in err

@@ -15,7 +15,8 @@ most 2**53 for the significant digits, a power of ten up to 1e22, so one correct
 multiply or divide); any other token is a "slow" one: the scanner only counts them (no array
 grows inside a hot loop: that alone slowed the SNAP scanner by a fifth), and when there are any,
 `slow_weight_tokens` finds them in a second walk and `_text.resolve_slow_weights` converts them
-exactly with numpy. A scanner allocates a weight array only when the file has weights.
+exactly with numpy. A weight array is allocated only when the first data line has a weight (and a
+SNAP file that turns out mixed drops it).
 """
 from __future__ import annotations
 
