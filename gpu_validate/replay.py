@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+from pathlib import Path
 
 from opmachine.kernels import parse_kernel
 from opmachine.profile import load_profile
@@ -20,6 +21,12 @@ from simdmodel.load import load_graph
 from .bfs import GpuBfs, LevelMismatch
 
 LOG_COLUMNS = ("kernel", "source", "level", "phase", "grid")
+
+
+def mismatch_path(log_path) -> Path:
+    """Where a replay whose levels differ from the CPU BFS leaves its message, beside its log: ncu
+    reports only that the program failed, and the caller must tell a kernel bug from a user mistake."""
+    return Path(log_path).with_suffix(".mismatch")
 
 
 def replay(graph, kernels, source: int, levels, profile, log_path) -> int:
@@ -57,6 +64,7 @@ def main(argv=None) -> int:
         return 2
     except LevelMismatch as error:  # a kernel bug: the profiled round is wrong, so are its counters
         print(f"gpu_validate.replay: error: {error}", file=sys.stderr)
+        Path(mismatch_path(args.log)).write_text(f"{error}\n", encoding="utf-8")  # for the caller under ncu
         return 1
     return 0
 

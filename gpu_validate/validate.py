@@ -84,7 +84,9 @@ def profile_counters(graph, graph_label: str, kernels, source: int, levels, prof
     """Nsight Compute counters of the rounds `levels` from `source` for each kernel (the `ncu` table)."""
     from simdmodel.readers.npz import write_npz
 
+    from .bfs import LevelMismatch
     from .ncu import run_ncu
+    from .replay import mismatch_path
 
     with tempfile.TemporaryDirectory(prefix="simdmodel-ncu-") as tmp:
         graph_path = Path(tmp) / "graph.npz"
@@ -95,7 +97,12 @@ def profile_counters(graph, graph_label: str, kernels, source: int, levels, prof
                 "--levels", ",".join(str(x) for x in levels), "--gpu", profile.path, "--log", str(log)]
         env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent),
                                                            os.environ.get("PYTHONPATH", "")]))}
-        counters = run_ncu(argv, kernel_regex="^bfs_", timeout=timeout, env=env)
+        try:
+            counters = run_ncu(argv, kernel_regex="^bfs_", timeout=timeout, env=env)
+        except InputError:
+            if mismatch_path(log).is_file():  # the replayed round's levels are wrong: a kernel bug, exit 1
+                raise LevelMismatch(mismatch_path(log).read_text(encoding="utf-8").strip()) from None
+            raise
         launches = pd.read_csv(log)
     if len(launches) != len(counters):
         raise RuntimeError(f"ncu profiled {len(counters)} launches, the replay made {len(launches)}")

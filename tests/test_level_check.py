@@ -226,3 +226,29 @@ def test_validate_measured_takes_no_sources(tmp_path, capsys):
     code = main(["validate", SMALL, "--measured", str(folder), "--sources", "5", "--out", str(tmp_path / "v")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "takes no sources" in err
+
+
+def test_a_wrong_round_under_nsight_compute_is_a_level_mismatch(monkeypatch):
+    # ncu only says the profiled program failed; the replay leaves its LevelMismatch beside its
+    # log, so the profiled path reports a kernel bug (exit 1), not a user mistake (exit 2).
+    from gpu_validate import ncu, validate
+    from gpu_validate.replay import mismatch_path
+    from simdmodel.errors import InputError
+
+    def failing_ncu(argv, **kwargs):
+        log = argv[argv.index("--log") + 1]
+        mismatch_path(log).write_text("ws round 1 from 0 on g: 1 vertices have wrong levels\n")
+        raise InputError("the profiled program failed under ncu: exit status 1")
+
+    monkeypatch.setattr(ncu, "run_ncu", failing_ncu)
+    graph = sm.load_graph(SMALL)
+    profile = om.load_profile("h200")
+    with pytest.raises(LevelMismatch, match="^ws round 1 from 0 on g: 1 vertices have wrong levels$"):
+        validate.profile_counters(graph, graph.name, [om.parse_kernel("ws")], 0, [1], profile)
+
+    def user_mistake(argv, **kwargs):
+        raise InputError("ncu failed: bad option")
+
+    monkeypatch.setattr(ncu, "run_ncu", user_mistake)
+    with pytest.raises(InputError, match="bad option"):
+        validate.profile_counters(graph, graph.name, [om.parse_kernel("ws")], 0, [1], profile)
