@@ -85,7 +85,7 @@ def profile_counters(graph, graph_label: str, kernels, source: int, levels, prof
     from simdmodel.readers.npz import write_npz
 
     from .bfs import LevelMismatch
-    from .ncu import run_ncu
+    from .ncu import metrics_for, run_ncu
     from .replay import mismatch_path
 
     with tempfile.TemporaryDirectory(prefix="simdmodel-ncu-") as tmp:
@@ -98,7 +98,8 @@ def profile_counters(graph, graph_label: str, kernels, source: int, levels, prof
         env = {"PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent),
                                                            os.environ.get("PYTHONPATH", "")]))}
         try:
-            counters = run_ncu(argv, kernel_regex="^bfs_", timeout=timeout, env=env)
+            arch = "sm_" + profile.compute_capability.replace(".", "")  # the profile is this GPU's (checked)
+            counters = run_ncu(argv, kernel_regex="^bfs_", metrics=metrics_for(arch), timeout=timeout, env=env)
         except InputError:
             if mismatch_path(log).is_file():  # the replayed round's levels are wrong: a kernel bug, exit 1
                 raise LevelMismatch(mismatch_path(log).read_text(encoding="utf-8").strip()) from None
