@@ -1,7 +1,7 @@
 """Measure a GPU's service curves S(m) and write them into a hardware profile (seed 003 §6.5, Fig. 6).
 
 S(m) is the time per memory request when m requests are in flight: elapsed time / requests served.
-A request is one 32-byte sector load (the model's visits are sectors). Three server classes:
+A request is one 32-byte sector load (the model's visits are sectors). Four request classes:
 
 - l2_hit: random sectors of a buffer well inside L2, warmed first;
 - row_hit: a sequential walk over a buffer far larger than L2 (the lanes of a warp read adjacent

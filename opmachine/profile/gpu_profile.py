@@ -15,6 +15,7 @@ from .schema import (
     GPU_INT_KEYS,
     GPU_ZERO_ALLOWED,
     ONE_WARP_CURVES,
+    RUN_KEYS,
     RUN_ORIGINS,
     Checker,
     hardware_origin,
@@ -86,7 +87,7 @@ class GPUProfile:
             return {}
         out = {"source": source}
         if hardware_origin(source)[0] in RUN_ORIGINS:
-            out.update({k: self.provenance[k] for k in ("device", "driver", "date", "command")})
+            out.update({k: self.provenance[k] for k in RUN_KEYS})
         return out
 
     def blocks_per_sm(self, block_threads: int) -> int:
