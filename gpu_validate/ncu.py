@@ -44,6 +44,11 @@ _HOPPER = {
     "dram_write_sectors": "dram__sectors_write.sum",
     "achieved_occupancy_pct": "sm__warps_active.avg.pct_of_peak_sustained_active",
     "duration_ns": "gpu__time_duration.sum",
+    # Warp instructions executed (issued, predicated-off ones included), all and shared-memory ones:
+    # the instruction model's counts from the SASS listings.
+    "inst_executed": "smsp__inst_executed.sum",
+    "shared_ld_inst": "smsp__inst_executed_op_shared_ld.sum",
+    "shared_st_inst": "smsp__inst_executed_op_shared_st.sum",
 }
 
 METRICS: dict[str, dict[str, str]] = {"sm_90": _HOPPER}
@@ -57,7 +62,7 @@ DEFAULT_ARCH = "sm_90"
 COUNT_COLUMNS = frozenset({
     "ld_inst", "st_inst", "ld_issued", "st_issued", "l1_requests", "l1_sectors",
     "l2_read_sectors", "l2_read_hits", "l2_read_misses", "l2_write_sectors",
-    "dram_read_sectors", "dram_write_sectors",
+    "dram_read_sectors", "dram_write_sectors", "inst_executed", "shared_ld_inst", "shared_st_inst",
 })
 """Columns that are event counts: int64 when every launch has an integral value, else float."""
 

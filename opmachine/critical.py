@@ -18,8 +18,14 @@ and follows the load through the launch (a fluid model of the physical warp slot
     (the curve's last sample). One more server is the hot sector: all requests to the launch's
     most requested sector are served by one L2 slice (the profile's `l2_same` curve), such as the
     `num_nodes` word every warp re-reads each step;
-- the launch's memory time is sum_k dw_k R(n_k); its bottleneck is the server (or `latency`) that
-  bounds the largest share of that time.
+- the instruction path (`opmachine.instructions`, counted from the kernel's SASS) joins both bounds:
+  a warp's own latency per job gains its instructions' scheduled stall cycles plus the measured
+  latency of the shared loads, shuffles and barriers it waits on (`[instructions]` of the profile;
+  without it only the compiled stalls), and D gains the issue server (warp instructions per job x
+  one GPU-wide issue slot: clock x 4 schedulers per SM x SMs) and, when measured, the shared-memory
+  server (shared accesses per job x its wavefront time);
+- the launch's time is sum_k dw_k R(n_k); its bottleneck is the server (`ISSUE`, `SHM` for the
+  instruction side, or `latency`) that bounds the largest share of that time.
 
 With every warp alike and no latency bound this is Eq. 4 at n = warps with S_i at its peak rate.
 """
@@ -33,7 +39,10 @@ import numpy as np
 from .kernels import OP
 
 HOT = "L2S"
+ISSUE = "ISSUE"
+SHARED = "SHM"
 LATENCY = "latency"
+SCHEDULERS_PER_SM = 4  # spec: an SM of Volta .. Hopper has four sub-partitions, each issuing one warp instruction a cycle
 _MAX_SECTORS = 32  # a warp-level job touches at most one sector per lane
 
 
@@ -48,6 +57,10 @@ class CriticalPathModel:
     latency_ns: np.ndarray  # float64 (3, 33): outcome, sectors -> latency of one warp's load
     peak_ns: np.ndarray  # float64 (len(servers),)
     same_sector_ns: float
+    cycle_ns: float = 0.0  # one SM clock cycle (0: no instruction path)
+    issue_ns: float = 0.0  # one warp instruction at the GPU's full issue rate
+    shared_ns: float = 0.0  # one shared-memory access at the GPU's full shared bandwidth (0: not measured)
+    wait_cycles: tuple = (0.0, 0.0, 0.0)  # latency of a waited-on shared load, shuffle, barrier (instructions.WAITS)
 
     @classmethod
     def from_profile(cls, profile) -> CriticalPathModel:
@@ -63,8 +76,37 @@ class CriticalPathModel:
                 latency[outcome, 1:] = sectors[1:] * one_warp(sectors[1:])
         peak = np.array([float(profile.curves[name].ns[-1]) for name in dict.fromkeys(names)])
         same = profile.curves.get("l2_same")
+        instruction = _instruction_costs(profile)
         return cls(servers, np.array([0, 1, 2] if profile.has_row_split else [0, 1, 1]), latency, peak,
-                   float(same.ns[-1]) if same is not None else 0.0)
+                   float(same.ns[-1]) if same is not None else 0.0, **instruction)
+
+
+def _instruction_costs(profile) -> dict:
+    """The instruction side of a GPU profile: its measured `[instructions]` costs when it has them, else
+    the clock of its hardware section and the schedulers' spec issue rate (no waits, no shared server)."""
+    costs = getattr(profile, "instructions", None)
+    if costs is not None:
+        return {"cycle_ns": costs.cycle_ns, "issue_ns": costs.issue_ns_per_inst_gpu(profile.sms),
+                "shared_ns": costs.shared_ns_per_wavefront_gpu(profile.sms),
+                "wait_cycles": (costs.shared_latency_cycles, costs.shuffle_latency_cycles, costs.barrier_cycles)}
+    clock = getattr(profile, "clock_mhz", 0.0) or 0.0
+    if clock <= 0:
+        return {}
+    cycle = 1000.0 / clock
+    return {"cycle_ns": cycle, "issue_ns": cycle / (SCHEDULERS_PER_SM * profile.sms)}
+
+
+def slot_instructions(instructions, warps: int, physical_warps: int, model: CriticalPathModel):
+    """Per slot (as `slot_loads`): warp instructions, instruction-path ns and shared accesses of one launch
+    from its `instructions.WarpInstructions` (launched warp w on slot w mod slots)."""
+    slots = min(physical_warps, max(warps, 1))
+    slot = np.arange(instructions.by_class.shape[0]) % slots
+    from .instructions import CLASSES
+
+    count = instructions.by_class.sum(axis=1)
+    shared = instructions.by_class[:, CLASSES.index("shared_ld")] + instructions.by_class[:, CLASSES.index("shared_st")]
+    path = (instructions.stall_cycles + instructions.waits @ np.asarray(model.wait_cycles)) * model.cycle_ns
+    return tuple(np.bincount(slot, weights=values, minlength=slots) for values in (count, path, shared))
 
 
 @numba.njit(cache=True)
@@ -121,14 +163,18 @@ def slot_loads(trace, outcomes, physical_warps: int, model: CriticalPathModel, c
                        counter)
 
 
-def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel) -> tuple[float, str]:
-    """Memory time (ns) of one launch from its slots' loads (`slot_loads`), and its bottleneck."""
+def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructions=None) -> tuple[float, str]:
+    """Time (ns) of one launch from its slots' loads (`slot_loads`) and, optionally, their instructions
+    (`slot_instructions`), and its bottleneck."""
     busy = jobs > 0
     if not busy.any():
         return 0.0, "none"
+    count, path, shared = instructions if instructions is not None else (np.zeros_like(jobs),) * 3
     jobs, sectors, latency, hot = jobs[busy], sectors[:, busy], latency[busy], hot[busy]
+    count, path, shared = count[busy], path[busy], shared[busy]
     by = np.argsort(jobs, kind="stable")
     jobs, sectors, latency, hot = jobs[by], sectors[:, by], latency[by], hot[by]
+    count, path, shared = count[by], path[by], shared[by]
     counts, first = np.unique(jobs, return_index=True)
     steps = np.diff(counts, prepend=0.0)  # more jobs per active slot in each phase
     active = (jobs.size - first).astype(np.float64)
@@ -139,11 +185,12 @@ def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel) -> tuple[
 
     per_server = np.zeros((len(model.servers), first.size))
     np.add.at(per_server, model.server_of, active_mean(sectors))
-    demand = np.vstack([per_server * model.peak_ns[:, None], active_mean(hot) * model.same_sector_ns])
+    demand = np.vstack([per_server * model.peak_ns[:, None], active_mean(hot) * model.same_sector_ns,
+                        active_mean(count) * model.issue_ns, active_mean(shared) * model.shared_ns])
     bandwidth = active * demand.max(axis=0)
-    wait = active_mean(latency)
+    wait = active_mean(latency + path)
     phase_ns = steps * np.maximum(wait, bandwidth)
-    names = np.array((*model.servers, HOT, LATENCY))
+    names = np.array((*model.servers, HOT, ISSUE, SHARED, LATENCY))
     bound = np.where(wait >= bandwidth, len(names) - 1, demand.argmax(axis=0))
     share = np.bincount(bound, weights=phase_ns, minlength=len(names))
     return float(phase_ns.sum()), str(names[int(share.argmax())])

@@ -22,7 +22,8 @@ from simdmodel.algorithms import BFS
 
 from .bfs_machine import SERVERS
 from .cache import SetAssocState
-from .critical import CriticalPathModel, launch_time, slot_loads
+from .critical import CriticalPathModel, launch_time, slot_instructions, slot_loads
+from .instructions import LaunchCode
 from .kernels import DEFAULT_BLOCK, Kernel, Launch, compact_counts, compact_jobs, expansion_jobs, topo_jobs
 from .layout import layout_for
 from .machine import OperatorMachine, Server
@@ -44,12 +45,15 @@ TIME_MODELS = ("critical", "eq4")
 warps finish, the last warps' jobs wait their own latency, a hot sector has its own bandwidth) or
 `eq4` (seed 003 Eq. 4 with one load n = N_G / W_max for the whole launch)."""
 
+INSTRUCTION_COLUMNS = ("inst_executed", "shared_ld_inst", "shared_st_inst")
+"""Warp instructions of a launch counted from the kernel's SASS (`opmachine.instructions`): all, and
+shared-memory loads and stores; NaN on a profile whose architecture has no listings."""
 COUNT_COLUMNS = ("l2_sectors", "l2_hits", "dram_sectors", "row_hits", "row_misses")
 PER_LEVEL_COLUMNS = (
     "level", "kernel", "phase", "block", "grid", "frontier_vertices", "frontier_edges",
     *(f"jobs_{s.lower()}" for s in SERVERS), "jobs_total", "w_max", *COUNT_COLUMNS,
     "v_l2h", "v_rbh", "v_rbm", "v_dram", "load", "mlp_l2h", "mlp_rbh", "mlp_rbm", "mlp_dram",
-    "bottleneck", "predicted_ns", "mode",
+    "bottleneck", "predicted_ns", "mode", *INSTRUCTION_COLUMNS,
 )
 
 
@@ -155,9 +159,10 @@ def _w_max(per_warp: np.ndarray, physical_warps: int) -> int:
 
 
 def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, profile, load, mode,
-                critical=None):
+                critical=None, instructions=None):
     """One per-level row; `critical` = (memory ns, bottleneck) from `opmachine.critical` replaces
-    Eq. 4's time and bottleneck (the load and MLP columns stay Eq. 4's estimate)."""
+    Eq. 4's time and bottleneck (the load and MLP columns stay Eq. 4's estimate); `instructions`
+    (`instructions.WarpInstructions`) gives the instruction columns."""
     jobs = int(counts[:, 0].sum())
     w_max = _w_max(per_warp, profile.physical_warps)
     row = {"level": level, "kernel": kernel_label, "phase": phase, "block": launch.block, "grid": launch.grid,
@@ -174,6 +179,7 @@ def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, cou
         row["predicted_ns"] = critical[0] + fixed_ns(profile, phase)
         row["bottleneck"] = critical[1]
     row["mode"] = mode
+    row.update(instructions.totals() if instructions is not None else dict.fromkeys(INSTRUCTION_COLUMNS, np.nan))
     return row
 
 
@@ -219,15 +225,18 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     layout = layout_for(graph.n, graph.m)
     l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors) if warm_l2 else None
     mode = "warm" if warm_l2 else "simulation"
+    code = LaunchCode.for_kernel(kernel, profile)
     critical = None
     if time_model == "critical":
         critical = CriticalPathModel.from_profile(profile)
         counter = np.zeros(layout.total_sectors, dtype=np.int32)
 
-    def time_of(trace, outcomes):
+    def time_of(trace, outcomes, instructions):
         if critical is None:
             return None
-        return launch_time(*slot_loads(trace, outcomes, profile.physical_warps, critical, counter), critical)
+        path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
+                                                                       critical)
+        return launch_time(*slot_loads(trace, outcomes, profile.physical_warps, critical, counter), critical, path)
 
     levels = frontiers.levels
     stamp = np.full(graph.n, -1, dtype=np.int32)
@@ -246,30 +255,37 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
             launch = Launch(block, grid if grid is not None else profile.full_wave_grid(block))
             trace = topo_jobs(graph, levels, stamp, level, layout, launch.warps)
             phase = "topo"
+            instructions = code.topo(trace) if code is not None else None
         else:
             launch = expansion_launch(kernel, profile, front.size, block, grid)
             trace = expansion_jobs(graph, levels, stamp, level, front, expansion, layout, launch.warps)
             phase = "expand"
+            instructions = code.expansion(trace, expansion.geometry, front.size) if code is not None else None
         counts, misses_at, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
         if misses_at is not None:
             mrc_misses += misses_at
             accesses += int(counts[:, 1].sum())
         rows.append(_launch_row(level, kernel.label, phase, launch, front.size, int(edge_sizes[level]), counts,
-                                jobs_per_warp(trace), profile, load, mode, time_of(trace, outcomes)))
+                                jobs_per_warp(trace), profile, load, mode, time_of(trace, outcomes, instructions),
+                                instructions))
         server_rows.extend(_server_rows(level, phase, counts))
         if kernel.data_driven:
             next_front = frontiers.frontier(level + 1) if level + 1 < frontiers.depth else front[:0]
             compact = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
-            took = None
+            took = instructions = None
             if l2_state is None and critical is None:  # cold, Eq. 4: the closed form is enough
                 counts, per_warp = compact_counts(graph.n, next_front, compact.warps, profile.dram_block_bytes)
+                if code is not None:
+                    trace = compact_jobs(graph.n, next_front, compact.warps, layout)
+                    instructions = code.compaction(trace, compact.block)
             else:  # a warm L2 or the critical-path time needs the launch's jobs one by one
                 trace = compact_jobs(graph.n, next_front, compact.warps, layout)
                 counts, _, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
                 per_warp = jobs_per_warp(trace)
-                took = time_of(trace, outcomes)
+                instructions = code.compaction(trace, compact.block) if code is not None else None
+                took = time_of(trace, outcomes, instructions)
             rows.append(_launch_row(level, kernel.label, "compact", compact, next_front.size, 0, counts, per_warp,
-                                    profile, load, mode, took))
+                                    profile, load, mode, took, instructions))
             server_rows.extend(_server_rows(level, "compact", counts))
     mrc = None
     if l2_model == "lru":

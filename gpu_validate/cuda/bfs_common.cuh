@@ -99,7 +99,7 @@ __device__ __forceinline__ int warp_inclusive_sum(int value, int lane) {
 // memory, no global memory job; the owner has degree > 0).
 __device__ __forceinline__ int owner_of(const int* offset, int last, int i) {
     int lo = 0, hi = last;
-    while (lo < hi) {
+    while (lo < hi) {  // trips: search
         int mid = (lo + hi + 1) >> 1;
         if (offset[mid] <= i) lo = mid; else hi = mid - 1;
     }

@@ -33,15 +33,15 @@ __device__ unsigned tile_offset(unsigned long long* status, int t, unsigned coun
     __shared__ int s_stop[WARPS_PER_BLOCK];
     __shared__ unsigned s_part[WARPS_PER_BLOCK];
     const int lane = lane_id(), warp = threadIdx.x >> 5;
-    if (threadIdx.x == 0) atomicExch(status + t, status_word(epoch, t == 0, count));
+    if (threadIdx.x == 0) atomicExch(status + t, status_word(epoch, t == 0, count));  // trips: block
     unsigned before = 0;
-    for (int base = t - 1; base >= 0; base -= BFS_BLOCK) {
+    for (int base = t - 1; base >= 0; base -= BFS_BLOCK) {  // trips: lookback
         const int idx = base - (int)threadIdx.x;  // thread i reads the i-th nearest predecessor
         unsigned long long word = status_word(epoch, true, 0);  // before tile 0: an inclusive zero
         if (idx >= 0) {
             do {
                 word = atomicAdd(status + idx, 0ull);
-            } while ((unsigned)(word >> 33) != epoch);
+            } while ((unsigned)(word >> 33) != epoch);  // trips: poll
         }
         const unsigned inclusive = __ballot_sync(0xffffffffu, (word >> 32) & 1ull);
         if (lane == 0) s_stop[warp] = inclusive ? warp * 32 + __ffs(inclusive) - 1 : BFS_BLOCK;
@@ -55,7 +55,7 @@ __device__ unsigned tile_offset(unsigned long long* status, int t, unsigned coun
         __syncthreads();  // s_stop and s_part are reused by the next step
         if (stop < BFS_BLOCK) break;
     }
-    if (threadIdx.x == 0 && t > 0) atomicExch(status + t, status_word(epoch, true, before + count));
+    if (threadIdx.x == 0 && t > 0) atomicExch(status + t, status_word(epoch, true, before + count));  // trips: block
     return before;
 }
 
@@ -67,7 +67,7 @@ bfs_compact(const int* num_nodes, int n, const int* level, int next, int* queue,
     __shared__ int s_tile;
     __shared__ unsigned s_count[WARPS_PER_BLOCK];
     const int lane = lane_id(), warp = threadIdx.x >> 5;
-    if (threadIdx.x == 0) s_tile = (int)atomicAdd(ticket, 1u);
+    if (threadIdx.x == 0) s_tile = (int)atomicAdd(ticket, 1u);  // trips: block
     __syncthreads();
     const int tile = s_tile;
     const int chunks = (n + 31) / 32;
@@ -91,7 +91,7 @@ bfs_compact(const int* num_nodes, int n, const int* level, int next, int* queue,
             ++steps;
             ++c;
             COUNT_JOB(C_ANI);
-        } while (c * 32 < load_relaxed(num_nodes) && c < end);
+        } while (c * 32 < load_relaxed(num_nodes) && c < end);  // trips: step
     }
     if (lane == 0) s_count[warp] = count;
     __syncthreads();
@@ -102,9 +102,10 @@ bfs_compact(const int* num_nodes, int n, const int* level, int next, int* queue,
     }
     unsigned offset = tile_offset(status, tile, total, epoch) + warp_before;
     __syncwarp();
-    for (int j = 0; j < steps; ++j) {
+#pragma unroll 1
+    for (int j = 0; j < steps; ++j) {  // trips: step
         const unsigned m = mask[j];
-        if (m == 0) continue;
+        if (m == 0) continue;  // trips: store (the rest of the body: chunks with a passing node)
         if ((m >> lane) & 1u) {
             COUNT_JOB(C_OP);
             queue[offset + __popc(m & ((1u << lane) - 1u))] = (first + j) * 32 + lane;

@@ -13,13 +13,14 @@ bfs_expand_group(const int* queue, int size, const int* row_start, const int* ed
     const int group = lane / S;
     const int j = lane % S;
     const int warps = launched_warps();
-    for (int c = global_warp(); c * G < size; c += warps) {
+    for (int c = global_warp(); c * G < size; c += warps) {  // trips: step
         const int pos = c * G + group;
         if (group < G && pos < size) {
             int begin, end;
             load_vertex(queue, row_start, pos, &begin, &end, counters);
 #pragma unroll 1
-            for (int e = begin + j; e < end; e += S) visit_edge(edge_dst, level, e, current + 1, counters);
+            for (int e = begin + j; e < end; e += S)  // trips: round
+                visit_edge(edge_dst, level, e, current + 1, counters);
         }
         __syncwarp();  // reconverge before the next virtual warp's loads (one ANI / ERL job each)
     }

@@ -15,10 +15,10 @@ bfs_expand_scan(const int* queue, int size, const int* row_start, const int* edg
     const int tid = threadIdx.x;
     const int lane = lane_id();
     const int warp = tid >> 5;
-    for (int chunk = blockIdx.x; chunk * C < size; chunk += gridDim.x) {
+    for (int chunk = blockIdx.x; chunk * C < size; chunk += gridDim.x) {  // trips: step
         const int count = min(C, size - chunk * C);
         int begin = 0, end = 0;
-        if (warp * 32 < count) {  // a warp with no entry issues no load at all
+        if (warp * 32 < count) {  // trips: vertex (a warp with no entry issues no load at all)
             if (tid < count) load_vertex(queue, row_start, chunk * C + tid, &begin, &end, counters);
         }
         int degree = end - begin;
@@ -26,8 +26,9 @@ bfs_expand_scan(const int* queue, int size, const int* row_start, const int* edg
         if (lane == 31) warp_total[warp] = inclusive;
         __syncthreads();
         int before = 0, total = 0;
-        for (int w = 0; w < (C >> 5); ++w) {
-            int t = warp_total[w];
+#pragma unroll
+        for (int w = 0; w < BFS_BLOCK / 32; ++w) {  // unrolled: straight-line code, once per step
+            const int t = w < (C >> 5) ? warp_total[w] : 0;
             if (w < warp) before += t;
             total += t;
         }
@@ -35,7 +36,7 @@ bfs_expand_scan(const int* queue, int size, const int* row_start, const int* edg
         offset[tid] = tid < count ? before + inclusive - degree : total;
         __syncthreads();
 #pragma unroll 1
-        for (int i = tid; i < total; i += C) {
+        for (int i = tid; i < total; i += C) {  // trips: round
             const int lo = owner_of(offset, C - 1, i);
             visit_edge(edge_dst, level, first_edge[lo] + i - offset[lo], current + 1, counters);
         }

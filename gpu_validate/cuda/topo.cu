@@ -17,17 +17,18 @@ bfs_topo(const int* num_nodes, int n, const int* row_start, const int* edge_dst,
         const int node = first + lane_id();
         if (node < n) {
             COUNT_JOB(C_NF1);
-            if (load_cg(level + node) == current) {
+            if (load_cg(level + node) == current) {  // trips: vertex
                 COUNT_JOB(C_ERL);
                 int begin = load_cg(row_start + node);
                 COUNT_JOB(C_ERL);
                 int end = load_cg(row_start + node + 1);
 #pragma unroll 1
-                for (int e = begin; e < end; ++e) visit_edge(edge_dst, level, e, current + 1, counters);
+                for (int e = begin; e < end; ++e)  // trips: round
+                    visit_edge(edge_dst, level, e, current + 1, counters);
             }
         }
         __syncwarp();  // reconverge: the warp reads num_nodes once per step, as in lockstep execution
         first += threads;
         COUNT_JOB(C_ANI);
-    } while (first < load_cg(num_nodes));
+    } while (first < load_cg(num_nodes));  // trips: step
 }

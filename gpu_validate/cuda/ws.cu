@@ -13,7 +13,7 @@ bfs_expand_ws(const int* queue, int size, const int* row_start, const int* edge_
     const int lane = lane_id();
     const int base = threadIdx.x & ~31;
     const int warps = launched_warps();
-    for (int c = global_warp(); c * 32 < size; c += warps) {
+    for (int c = global_warp(); c * 32 < size; c += warps) {  // trips: step
         const int pos = c * 32 + lane;
         int begin = 0, end = 0;
         if (pos < size) load_vertex(queue, row_start, pos, &begin, &end, counters);
@@ -24,7 +24,7 @@ bfs_expand_ws(const int* queue, int size, const int* row_start, const int* edge_
         offset[threadIdx.x] = pos < size ? inclusive - degree : total;
         __syncwarp();
 #pragma unroll 1
-        for (int i = lane; i < total; i += 32) {
+        for (int i = lane; i < total; i += 32) {  // trips: round
             const int lo = owner_of(offset + base, 31, i);
             visit_edge(edge_dst, level, first_edge[base + lo] + i - offset[base + lo], current + 1, counters);
         }

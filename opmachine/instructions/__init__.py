@@ -1,0 +1,83 @@
+"""Warp instructions of each launch, counted from the compiled kernels' SASS (package data `opmachine/sass`).
+
+`listing` reads an `nvdisasm` listing, `blocks` finds how often each basic block runs (the CUDA
+sources' `// trips:` markers on loops and branches), `code` sums a kernel's instructions per trip
+event, `trips` gives each launched warp's trips from the launch's jobs and geometry. `LaunchCode`
+ties them together for one kernel on one profile's architecture.
+"""
+from __future__ import annotations
+
+import importlib.resources
+from dataclasses import dataclass
+
+import numpy as np
+
+from .code import WAITS, KernelCode, kernel_code, warp_instructions
+from .listing import CLASSES, Listing, instruction_class, load_listing, parse_listing
+from .trips import compact_trips, expansion_trips, topo_trips, unit_steps
+
+__all__ = ["CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of", "compact_trips",
+           "expansion_trips", "instruction_class", "kernel_code", "listing_name", "load_listing", "parse_listing",
+           "topo_trips", "unit_steps", "warp_instructions"]
+
+
+def arch_of(profile) -> str | None:
+    """`sm_XY` of a GPU profile whose architecture has SASS listings in the package, else None."""
+    capability = getattr(profile, "compute_capability", None)
+    if not capability:
+        return None
+    arch = "sm_" + capability.replace(".", "")
+    folder = importlib.resources.files("opmachine").joinpath("sass", arch)
+    return arch if folder.is_dir() else None
+
+
+def listing_name(mapping) -> str:
+    """The listing of an expansion by `mapping`: its label with the block-size parameter at its default
+    (the CTA size of `scan-C` is the launch's block size, not a different binary)."""
+    spec = mapping.spec
+    values = [p.default if p.binds_block else v for p, v in zip(spec.params, mapping.params)]
+    return type(mapping)(spec.name, *values).label
+
+
+@dataclass(frozen=True)
+class WarpInstructions:
+    """One launch per launched warp: instructions by class (warps x CLASSES), stall cycles, waits (warps x WAITS)."""
+
+    by_class: np.ndarray
+    stall_cycles: np.ndarray
+    waits: np.ndarray
+
+    def totals(self) -> dict:
+        """The launch's `inst_executed`, `shared_ld_inst`, `shared_st_inst` (ncu's names, minus the prefix)."""
+        total = self.by_class.sum(axis=0)
+        return {"inst_executed": float(total.sum()), "shared_ld_inst": float(total[CLASSES.index("shared_ld")]),
+                "shared_st_inst": float(total[CLASSES.index("shared_st")])}
+
+
+@dataclass(frozen=True)
+class LaunchCode:
+    """The compiled code of a BFS kernel's launches on one architecture: its expansion (or `topo`) and,
+    for a data-driven kernel, the compaction."""
+
+    arch: str
+    main: KernelCode
+    compact: KernelCode | None
+
+    @classmethod
+    def for_kernel(cls, kernel, profile) -> LaunchCode | None:
+        """None when the profile's architecture has no listings (the papers' GPUs, CPU profiles)."""
+        arch = arch_of(profile)
+        if arch is None:
+            return None
+        if not kernel.data_driven:
+            return cls(arch, kernel_code("topo", arch), None)
+        return cls(arch, kernel_code(listing_name(kernel.expansion), arch), kernel_code("compact", arch))
+
+    def topo(self, trace) -> WarpInstructions:
+        return WarpInstructions(*warp_instructions(self.main, topo_trips(trace)))
+
+    def expansion(self, trace, geometry, front_size: int) -> WarpInstructions:
+        return WarpInstructions(*warp_instructions(self.main, expansion_trips(trace, geometry, front_size)))
+
+    def compaction(self, trace, block: int) -> WarpInstructions:
+        return WarpInstructions(*warp_instructions(self.compact, compact_trips(trace, block)))
