@@ -5,7 +5,8 @@ building a report leaves a caller's backend and global state alone. Sizes that s
 log axes; every axis names its quantity and unit. The figures follow the seeds: frontier sizes per
 level (seed 000 Fig. 2), out-degree boxplots (Fig. 3), UA / UR / idle / ME per mapping (Fig. 6),
 jobs per round and visits per job by server (seed 003 Figs. 9 and 8), DRAM row-buffer misses by
-server (Fig. 10), MLP per launch (Fig. 11) and predicted against measured time per round (Fig. 7).
+server (Fig. 10), MLP per launch (Fig. 11), predicted against measured time per round (Fig. 7), and
+seed 004's instruction-only CTE analysis (§4.2) beside both.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from opmachine import SERVERS
+from simdmodel.errors import InputError
 
 DPI = 110
 WIDE = (7.2, 3.7)
@@ -340,4 +342,38 @@ def measured_me_figure(me: pd.DataFrame, label: str, device: str) -> Figure:
     _title(figure, f"{label}: predicted vs measured ME (largest difference {diff:.2g})")
     ax.legend(loc="upper left", fontsize=8, ncols=2)
     ax.grid(True, axis="y", alpha=0.3)
+    return figure
+
+
+CTE_COLUMNS = ("level", "kernel", "measured_ns", "predicted_ns", "cte_model_ns")
+
+
+def cte_time_figure(rounds: pd.DataFrame, label: str, device: str) -> Figure:
+    """Measured time per round beside our prediction (memory + instructions) and seed 004's
+    instruction-only CTE analysis (`opmachine.cte`, Eqs. 4.1-4.3 as the kernel's mapping takes
+    them), one panel per kernel; a `cte_model` column, if present, names the equation."""
+    missing = [c for c in CTE_COLUMNS if c not in rounds.columns]
+    if missing:
+        raise InputError(f"per-round table lacks column(s) {', '.join(missing)}")
+    if rounds.empty:
+        raise InputError("per-round table has no rows")
+    kernels = list(dict.fromkeys(rounds["kernel"]))
+    figure, axes = _new((max(7.2, 3.8 * len(kernels)), 3.8), cols=len(kernels))
+    for ax, kernel in zip(axes[0], kernels):
+        rows = rounds[rounds["kernel"] == kernel].sort_values("level")
+        style = _marker(len(rows))
+        equation = ""
+        if "cte_model" in rows.columns and rows["cte_model"].notna().any():
+            equation = f", {rows['cte_model'].dropna().iloc[0]}"
+        ax.plot(rows["level"], rows["measured_ns"] / 1e3, color="black", label=f"measured ({device})", **style)
+        ax.plot(rows["level"], rows["predicted_ns"] / 1e3, color="#d62728", linestyle="--",
+                label="predicted (memory + instructions)", **style)
+        ax.plot(rows["level"], rows["cte_model_ns"] / 1e3, color="#1f77b4", linestyle=":", linewidth=1.8,
+                label=f"CTE analysis (instructions only{equation})", **style)
+        values = rows[["measured_ns", "predicted_ns", "cte_model_ns"]].to_numpy(dtype=np.float64)
+        _ylabel(ax, "time per round (µs)", _log_if_positive(ax, values))
+        _round_axis(ax, rows["level"])
+        ax.set_title(kernel, fontsize=10)
+        ax.legend(loc="best", fontsize=7.5)
+    _title(figure, f"{label}: measured vs predicted vs seed 004's CTE analysis per round")
     return figure
