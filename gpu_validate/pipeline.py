@@ -10,7 +10,9 @@ it; neither drives the other through argv. The stages are `gpu_validate.validate
    accounting expects, recomputed here from the current code (`lanes.lanes_model`) rather than
    read from the measured folder, so a change to the lane accounting shows in the exact checks.
 3. compare (CPU): `validate.compare_tables` (gpu_validate.compare), then every table and
-   `summary.json` written to `out` all at once.
+   `summary.json` written to `out` all at once. The summary records the code that compared
+   (`provenance.code_version`, taken before anything is written) and the command that measured
+   (device.json's measure_command, written by the measuring run).
 Measured tables saved by an earlier run (`measured_dir`) skip stage 1, so prediction and
 comparison run anywhere.
 """
@@ -31,6 +33,7 @@ from simdmodel.frontier import bfs, check_source, pick_sources
 from . import validate as gv
 from .compare import KEY
 from .lanes import LANE_MODEL_COLUMNS, lanes_model
+from .provenance import code_version
 
 DEFAULT_SOURCES = 3
 """Seeded random BFS sources per graph when none are given."""
@@ -62,7 +65,7 @@ def validate_graph(graph, kernels: Sequence[str | Kernel], sources: int | Sequen
                    profile: str | GPUProfile | None = None, *, out, seed: int = 1, measured_dir=None,
                    measure_only: bool = False, counters: bool = False, ncu_levels: int = DEFAULT_NCU_LEVELS,
                    repeats: int = 5, warmup: int = 1, l2_model: str = "setassoc", command: str | None = None,
-                   progress: bool = False) -> Validation:
+                   progress: bool = False, meta: dict | None = None) -> Validation:
     """Measure (or read measurements of) `graph`, predict the same launches, compare, write `out`.
 
     graph: a CSRGraph, or a callable returning one; it is called once the GPU, the profile and any
@@ -75,12 +78,18 @@ def validate_graph(graph, kernels: Sequence[str | Kernel], sources: int | Sequen
     measured_dir: a folder written by an earlier run (at least `measure_only`); no GPU is needed.
     counters: also profile sampled rounds of the first source with Nsight Compute (`ncu_levels`
         of them per kernel). repeats, warmup: timed and untimed runs per BFS (median kept).
-    l2_model: "setassoc" or "lru", for the predictions. command: recorded in summary.json.
+    l2_model: "setassoc" or "lru", for the predictions. command: recorded in summary.json, and in
+        device.json as measure_command when this call measures.
+    meta: more summary.json keys (the validation suite's compare_command, and its code_version,
+        taken once for all graphs); they replace the pipeline's own.
 
     Raises InputError (one line) for bad input, GpuUnavailable without a GPU and LevelMismatch
     for a kernel whose levels differ from the CPU BFS; nothing is written then.
     """
     kernels = _kernels(kernels)
+    meta = dict(meta or {})
+    if "code_version" not in meta and not measure_only:  # before this run writes anything
+        meta["code_version"] = code_version(exclude=[out])
     for option, value, low in (("--repeats", repeats, 1), ("--warmup", warmup, 0), ("--ncu-levels", ncu_levels, 1)):
         if value < low:
             raise InputError(f"{option} must be at least {low}, got {value}")
@@ -111,6 +120,8 @@ def validate_graph(graph, kernels: Sequence[str | Kernel], sources: int | Sequen
     else:
         sources = _sources(graph, sources, seed)
         device.update(graph=graph.name, graph_n=graph.n, graph_m=graph.m, sources=sources)
+        if command:
+            device["measure_command"] = command
         measured = gv.measure(graph, graph.name, kernels, sources, gpu, repeats, warmup, progress)
         tables = {"measured": measured, "lanes_model": model_lanes(graph, graph.name, kernels, sources)}
         if counters:
@@ -135,7 +146,8 @@ def validate_graph(graph, kernels: Sequence[str | Kernel], sources: int | Sequen
     meta = {"device": device.get("device"), "driver": device.get("driver"), "date": device.get("date"),
             "command": command or "gpu_validate.pipeline.validate_graph",
             "graphs": [graph.name], "kernels": [k.label for k in kernels], "sources": sources,
-            "profile": gpu.name, "curves_measured": bool(gpu.measured), "l2_model": l2_model}
+            "profile": gpu.name, "curves_measured": bool(gpu.measured), "l2_model": l2_model,
+            "measure_command": device.get("measure_command"), **meta}
     compared, summary = gv.compare_tables(tables, gpu, meta)
     written = {**tables, **compared}
     gv.write_tables(out, written, summary, device)

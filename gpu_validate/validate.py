@@ -9,7 +9,8 @@ Three stages, each a function, writing tidy tables (DESIGN.md "Validation ladder
    (mode warm: the launches are timed back to back), of the profiled source's launches with every
    launch from a cold L2 (mode simulation: what Nsight Compute measures, for the counter errors)
    and, where ncu measured the launch, in counters mode (the measured counts replace the cold
-   simulation's).
+   simulation's). Each row names its `time_model` (`opmachine.predict.TIME_MODELS`), as the
+   prediction that made it reports it.
 `compare_tables` then runs gpu_validate.compare over the tables and builds `summary.json`. Measured
 tables can be saved and predicted again later without a GPU (`--measured DIR`). `pipeline.validate_graph`
 runs the stages in order.
@@ -27,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from opmachine.counters import predict_counters
-from opmachine.predict import predict_bfs
+from opmachine.counters import INST_COLUMNS, PHASES, predict_counters
+from opmachine.predict import fixed_ns, predict_bfs
 from simdmodel.atomic import replace_directory
 from simdmodel.errors import InputError
 
@@ -115,10 +116,15 @@ def profile_counters(graph, graph_label: str, kernels, source: int, levels, prof
 
 
 def counters_table(ncu: pd.DataFrame) -> pd.DataFrame:
-    """ncu rows in opmachine's counters-mode columns (jobs = warp-level loads + stores executed)."""
+    """ncu rows in opmachine's counters-mode columns (`opmachine.counters.read_counters`' format; jobs =
+    warp-level loads + stores executed), with the instruction counts inst_executed, shared_ld_inst and
+    shared_st_inst when ncu measured all three for every row (as integers; otherwise none of them)."""
     table = ncu[["level", "phase"]].assign(jobs_total=ncu["ld_inst"] + ncu["st_inst"])
-    return pd.concat([table, compare.measured_counts(ncu),
-                      ncu[["achieved_occupancy_pct"]]], axis=1)
+    parts = [table, compare.measured_counts(ncu), ncu[["achieved_occupancy_pct"]]]
+    inst = list(INST_COLUMNS)
+    if all(c in ncu.columns for c in inst) and ncu[inst].notna().all().all():
+        parts.append(ncu[inst].astype(np.int64))
+    return pd.concat(parts, axis=1)
 
 
 def predict(graph, graph_label: str, kernels, sources, profile, l2_model: str = "setassoc", ncu=None,
@@ -132,12 +138,12 @@ def predict(graph, graph_label: str, kernels, sources, profile, l2_model: str = 
         for source in sources:
             if l2_model == "setassoc":
                 warm = predict_bfs(graph, int(source), kernel, profile, l2_model=l2_model, warm_l2=True)
-                rows.append(warm.per_level.assign(graph=graph_label, source=int(source)))
+                rows.append(warm.per_level.assign(graph=graph_label, source=int(source), time_model=warm.time_model))
                 if int(source) not in cold_sources:
                     continue
             result = predict_bfs(graph, int(source), kernel, profile, l2_model=l2_model)
             sim = result.per_level.copy()
-            rows.append(sim.assign(graph=graph_label, source=int(source)))
+            rows.append(sim.assign(graph=graph_label, source=int(source), time_model=result.time_model))
             if ncu is None or ncu.empty:
                 continue
             mine = ncu[(ncu["kernel"] == kernel.label) & (ncu["source"] == int(source))]
@@ -147,7 +153,8 @@ def predict(graph, graph_label: str, kernels, sources, profile, l2_model: str = 
             subset = sim[pd.MultiIndex.from_frame(sim[["level", "phase"]]).isin(keys)]
             counted = predict_counters(dataclasses.replace(result, per_level=subset.reset_index(drop=True)),
                                        counters_table(mine))
-            rows.append(counted.per_level.assign(graph=graph_label, source=int(source)))
+            rows.append(counted.per_level.assign(graph=graph_label, source=int(source),
+                                                 time_model=counted.time_model))
     table = pd.concat(rows, ignore_index=True)
     front = ["graph", "kernel", "source", "level", "phase", "mode"]
     return table[front + [c for c in table.columns if c not in front]]
@@ -170,14 +177,23 @@ def throughput(measured: pd.DataFrame, lanes: pd.DataFrame, n: int, m: int, band
     return table
 
 
+def fixed_costs(profile) -> dict:
+    """Each launch phase's fixed per-launch cost in ns under `profile` (`opmachine.predict.fixed_ns`:
+    launch_overhead_ns, plus grid_scan_ns for a compaction), which the variable-cost time errors take
+    off measured and predicted times alike."""
+    return {phase: fixed_ns(profile, phase) for phase in PHASES}
+
+
 def compare_tables(tables: dict, profile, meta: dict) -> tuple[dict, dict]:
-    """The comparison tables and the summary dict from measured, lanes_model, ncu and predicted."""
+    """The comparison tables and the summary dict from measured, lanes_model, ncu and predicted.
+
+    The summary's time_model comes from the predicted table's time_model column (per mode)."""
     measured, predicted = tables["measured"], tables["predicted"]
     ncu = tables.get("ncu")
     exact = compare.exact_checks(measured, predicted, tables["lanes_model"], ncu)
     simulated = predicted[predicted["mode"] == "simulation"]
     counters = compare.counter_errors(simulated, ncu, profile.physical_warps) if ncu is not None else None
-    rounds = compare.round_times(measured, predicted)
+    rounds = compare.round_times(measured, predicted, fixed_costs(profile))
     bfs_times = compare.whole_bfs(rounds)
     time_table = compare.time_errors(rounds)
     best = compare.best_mapping(bfs_times)
@@ -186,7 +202,7 @@ def compare_tables(tables: dict, profile, meta: dict) -> tuple[dict, dict]:
            "best_mapping": best, "phase_errors": phases}
     if counters is not None:
         out["counter_errors"] = counters
-    summary = compare.summarize(exact, counters, time_table, best, meta, phases)
+    summary = compare.summarize(exact, counters, time_table, best, meta, phases, compare.time_models(predicted))
     return out, summary
 
 

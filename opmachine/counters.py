@@ -2,9 +2,12 @@
 
 A counters file is a CSV with one row per kernel launch, as gpu_validate writes from Nsight
 Compute: `level, phase, jobs_total, l2_sectors, l2_hits, dram_sectors, achieved_occupancy_pct`
-and optionally `row_hits, row_misses`. Measured jobs, L2 hits, DRAM sectors and occupancy replace
-the simulated ones; GPUs expose no row-buffer counter, so without those columns the DRAM sectors are
-split by the simulated row-hit fraction of the same launch. Comparing both predictions with the
+and optionally `row_hits, row_misses` and `inst_executed, shared_ld_inst, shared_st_inst` (warp
+instructions executed: all, shared-memory loads, shared-memory stores; non-negative integers, all
+three or none, carried through to the table `read_counters` returns; the time prediction does not
+use them). Measured jobs, L2 hits, DRAM sectors and occupancy replace the simulated ones; GPUs
+expose no row-buffer counter, so without the row columns the DRAM sectors are split by the
+simulated row-hit fraction of the same launch. Comparing both predictions with the
 measured time tells simulation error from model error.
 """
 from __future__ import annotations
@@ -19,7 +22,12 @@ from simdmodel.errors import InputError
 from .predict import OpmResult, memory_prediction
 
 REQUIRED = ("level", "phase", "jobs_total", "l2_sectors", "l2_hits", "dram_sectors", "achieved_occupancy_pct")
-OPTIONAL = ("row_hits", "row_misses")
+ROW_COLUMNS = ("row_hits", "row_misses")
+INST_COLUMNS = ("inst_executed", "shared_ld_inst", "shared_st_inst")
+OPTIONAL = ROW_COLUMNS + INST_COLUMNS
+INTEGER = ("level", "jobs_total", "l2_sectors", "l2_hits", "dram_sectors") + INST_COLUMNS
+"""Columns that hold counts: non-negative integers."""
+_AS_INT64 = ("level",) + INST_COLUMNS
 PHASES = ("topo", "expand", "compact")
 
 
@@ -40,6 +48,10 @@ def read_counters(path) -> pd.DataFrame:
         raise InputError(f"{path}: missing column(s) {', '.join(missing)}")
     if ("row_hits" in table.columns) != ("row_misses" in table.columns):
         raise InputError(f"{path}: give both row_hits and row_misses, or neither")
+    given = [c for c in INST_COLUMNS if c in table.columns]
+    if given and len(given) != len(INST_COLUMNS):
+        lacking = [c for c in INST_COLUMNS if c not in given]
+        raise InputError(f"{path}: give all of {', '.join(INST_COLUMNS)}, or none (missing {', '.join(lacking)})")
     if table.empty:
         raise InputError(f"{path}: no rows")
     out = pd.DataFrame()
@@ -54,16 +66,20 @@ def read_counters(path) -> pd.DataFrame:
             continue
         values = pd.to_numeric(table[column].str.strip(), errors="coerce")
         bad = values.isna() | (values < 0) | ~np.isfinite(values)
-        if column in ("level",) + tuple(c for c in REQUIRED if c.startswith(("jobs", "l2", "dram"))):
+        if column in INTEGER:
             bad |= values.notna() & (values != np.floor(values.fillna(0)))
+        if column in _AS_INT64:  # exactly representable, so the int64 column holds the value written
+            bad |= values.notna() & (values >= 2.0**53)
         if column == "achieved_occupancy_pct":
             bad |= values.notna() & ((values <= 0) | (values > 100))
         if bad.any():
             line = _first_line(bad)
-            raise InputError(f"{path}:{line}: {column} must be a non-negative number"
+            what = "integer" if column in INST_COLUMNS else "number"
+            raise InputError(f"{path}:{line}: {column} must be a non-negative {what}"
                              + (" in (0, 100]" if column == "achieved_occupancy_pct" else ""))
         out[column] = values
-    out["level"] = out["level"].astype(np.int64)
+    for column in (c for c in _AS_INT64 if c in out.columns):
+        out[column] = out[column].astype(np.int64)
     if (out["jobs_total"] <= 0).any():
         line = _first_line((out["jobs_total"] <= 0))
         raise InputError(f"{path}:{line}: jobs_total must be positive")

@@ -382,3 +382,198 @@ def test_a_missing_load_count_warns_in_the_exact_checks():
     with pytest.warns(DataWarning, match=r"^ncu table: 1 of 2 profiled launches have no ld_inst"):
         out = exact_checks(measured, predicted, lanes, ncu)
     assert flags(out["ncu_loads_exact"]) == [True, None, None, None]
+
+
+# --- variable-cost time: the profile's fixed per-launch constants taken off both sides ---------------
+FIXED = {"expand": 10.0, "compact": 30.0}  # launch overhead 10 ns, a compaction's grid scan 20 ns more
+
+
+def variable_tables():
+    """Two sources of one kernel, rounds of an expansion and a compaction: (level, phase, measured,
+    predicted). Variable-cost times (minus FIXED) by hand, per round: source 0 level 0: measured
+    70 + 30 = 100, predicted 90 + 35 = 125; level 1: 40 + 0 = 40 against 10 + 10 = 20; level 2:
+    -2 + 0 = -2 (noise below the constant: excluded) against 2 + 0 = 2; source 1 level 0: 200 + 0
+    against 150 + 0."""
+    launches = {0: [(0, "expand", 80, 100), (0, "compact", 60, 65), (1, "expand", 50, 20), (1, "compact", 30, 40),
+                    (2, "expand", 8, 12), (2, "compact", 30, 30)],
+                1: [(0, "expand", 210, 160), (0, "compact", 30, 30)]}
+    key = {"graph": "g", "kernel": "ws"}
+    measured = pd.DataFrame([{**key, "source": s, "level": lv, "phase": ph, "time_ns": m}
+                             for s, rows in launches.items() for lv, ph, m, _ in rows])
+    predicted = pd.DataFrame([{**key, "source": s, "level": lv, "phase": ph, "mode": "warm", "predicted_ns": p}
+                              for s, rows in launches.items() for lv, ph, _, p in rows])
+    return measured, predicted
+
+
+def test_variable_cost_rounds_by_hand():
+    rounds = round_times(*variable_tables(), fixed=FIXED)
+    assert rounds["measured_ns"].tolist() == [140, 80, 38, 240]
+    assert rounds["predicted_ns"].tolist() == [165, 60, 42, 190]
+    assert rounds["fixed_ns"].tolist() == [40, 40, 40, 40]
+    assert rounds["measured_variable_ns"].tolist() == [100, 40, -2, 200]
+    assert rounds["predicted_variable_ns"].tolist() == [125, 20, 2, 150]
+    assert rounds["variable_excluded"].tolist() == [False, False, True, False]
+    variable = rounds["error_variable"].tolist()
+    assert variable[0] == 0.25 and variable[1] == -0.5 and math.isnan(variable[2]) and variable[3] == -0.25
+    assert rounds["error"].tolist() == [25 / 140, -20 / 80, 4 / 38, -50 / 240]  # total time: unchanged
+
+
+def test_variable_cost_whole_bfs_and_statistics_by_hand():
+    rounds = round_times(*variable_tables(), fixed=FIXED)
+    whole = whole_bfs(rounds)
+    assert whole["fixed_ns"].tolist() == [120, 40]
+    # the excluded round still counts in the sums: the whole BFS minus its constants
+    assert whole["measured_variable_ns"].tolist() == [138, 200]
+    assert whole["predicted_variable_ns"].tolist() == [147, 150]
+    assert whole["error_variable"].tolist() == [9 / 138, -0.25]
+    assert whole["error"].tolist() == [9 / 258, -50 / 240]
+    row = time_errors(rounds).iloc[0]
+    assert (row["levels"], row["variable_rounds_excluded"]) == (4, 1)
+    assert row["mape_variable"] == 1 / 3  # (0.25 + 0.5 + 0.25) / 3 over the rounds not excluded
+    assert (row["worst_error_variable"], row["max_error_variable"], row["min_error_variable"]) == (-0.5, 0.25, -0.5)
+    assert row["bfs_time_error_variable"] == (9 / 138 - 0.25) / 2  # median of the two sources
+    assert row["fixed_bfs_ns"] == 80  # median of 120 and 40
+    assert row["mape"] == np.mean([25 / 140, 0.25, 4 / 38, 50 / 240])  # the total-time figures stay as they were
+    summary = summarize(None, None, time_errors(rounds), None, {})
+    assert summary["time_mape_variable_per_level"] == 1 / 3
+    assert summary["time_max_error_variable_per_level"] == -0.5
+    assert summary["bfs_time_error_variable_median"] == (9 / 138 - 0.25) / 2
+    assert summary["bfs_time_error_variable_abs_median"] == abs(9 / 138 - 0.25) / 2
+    assert summary["variable_rounds_excluded"] == 1
+    assert summary["per_kernel"]["ws"]["time_mape_variable_per_level"] == 1 / 3
+
+
+def test_the_variable_mape_weights_graphs_by_their_rounds_not_excluded():
+    measured, predicted = variable_tables()
+    other = measured.assign(graph="h").iloc[:2], predicted.assign(graph="h").iloc[:2]  # source 0 level 0 only
+    rounds = round_times(pd.concat([measured, other[0]]), pd.concat([predicted, other[1]]), fixed=FIXED)
+    summary = summarize(None, None, time_errors(rounds), None, {})
+    assert summary["time_mape_variable_per_level"] == (1.0 + 0.25) / 4  # 3 rounds of g and 1 of h
+
+
+def test_without_fixed_costs_the_variable_figures_are_missing():
+    rounds = round_times(*variable_tables())
+    assert rounds[["fixed_ns", "measured_variable_ns", "predicted_variable_ns", "error_variable"]].isna().all().all()
+    assert not rounds["variable_excluded"].any()
+    row = time_errors(rounds).iloc[0]
+    assert math.isnan(row["mape_variable"]) and math.isnan(row["bfs_time_error_variable"])
+    assert row["variable_rounds_excluded"] == 0
+    summary = summarize(None, None, time_errors(rounds), None, {})
+    assert summary["time_mape_variable_per_level"] is None and summary["variable_rounds_excluded"] == 0
+
+
+def test_fixed_costs_must_name_every_phase():
+    with pytest.raises(InputError, match="name no phase 'compact'"):
+        round_times(*variable_tables(), fixed={"expand": 10.0})
+
+
+def test_a_rounds_table_from_before_the_variable_columns_still_pools():
+    rounds = round_times(*variable_tables(), fixed=FIXED)
+    old = rounds.drop(columns=["fixed_ns", "measured_variable_ns", "predicted_variable_ns", "error_variable",
+                               "variable_excluded"])
+    row = time_errors(old).iloc[0]
+    assert row["bfs_time_error"] == time_errors(rounds).iloc[0]["bfs_time_error"]
+    assert math.isnan(row["mape_variable"]) and row["variable_rounds_excluded"] == 0
+    assert best_mapping(old)["measured_best"].tolist() == ["ws", "ws"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(runs(), st.floats(0, 1e6), st.floats(0, 1e6))
+def test_variable_cost_invariants(tables, overhead, scan):
+    measured, predicted = tables
+    fixed = {"expand": overhead, "compact": overhead + scan}
+    rounds = round_times(measured, predicted, fixed)
+    # the constants cancel in the difference: only the denominator changes
+    assert np.allclose(rounds["predicted_variable_ns"] - rounds["measured_variable_ns"],
+                       rounds["predicted_ns"] - rounds["measured_ns"], rtol=1e-9, atol=1e-3)
+    assert np.allclose(rounds["fixed_ns"], rounds["launches"] / 2 * (2 * overhead + scan))
+    assert (rounds["variable_excluded"] == (rounds["measured_variable_ns"] <= 0)).all()
+    assert rounds.loc[rounds["variable_excluded"], "error_variable"].isna().all()
+    table = time_errors(rounds)
+    assert (table["variable_rounds_excluded"] <= table["levels"]).all()
+    assert ((table["mape_variable"] >= 0) | table["mape_variable"].isna()).all()
+    json.dumps(summarize(None, None, table, best_mapping(rounds), {}), allow_nan=False)
+    if overhead == scan == 0:  # no constants: the variable figures are the total ones
+        assert np.allclose(table["mape_variable"], table["mape"], rtol=1e-12)
+        assert np.allclose(table["bfs_time_error_variable"], table["bfs_time_error"], rtol=1e-12, equal_nan=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(runs(), st.floats(0, 0.99))
+def test_a_perfect_prediction_has_no_variable_error(tables, share):
+    measured, _ = tables
+    predicted = measured.assign(mode="simulation", predicted_ns=measured["time_ns"]).drop(columns="time_ns")
+    least = float(measured["time_ns"].min())
+    rounds = round_times(measured, predicted, {"expand": share * least / 2, "compact": share * least / 2})
+    assert not rounds["variable_excluded"].any() and (rounds["error_variable"] == 0).all()
+    assert (time_errors(rounds)["mape_variable"] == 0).all()
+
+
+# --- instruction counts, optional on both sides --------------------------------------------------------
+def inst_tables():
+    _, predicted, _, ncu = hand_tables()
+    sim = predicted["mode"] == "simulation"
+    predicted.loc[sim, "inst_executed"] = [110.0, 40.0, np.nan]  # the model does not count level 1's
+    predicted.loc[sim, "shared_ld_inst"] = [8.0, 0.0, np.nan]
+    predicted.loc[sim, "shared_st_inst"] = [0.0, 3.0, np.nan]
+    ncu = ncu.assign(inst_executed=[100, 50], shared_ld_inst=[10, 0], shared_st_inst=[0, 0])
+    return predicted, ncu
+
+
+def test_instruction_counts_by_hand():
+    predicted, ncu = inst_tables()
+    out = counter_errors(predicted, ncu, physical_warps=128)
+    inst = out[out["metric"].isin(["inst_executed", "shared_ld_inst", "shared_st_inst"])]
+    errors = inst.set_index(["phase", "metric"])["error"]
+    assert errors[("expand", "inst_executed")] == 0.1 and errors[("compact", "inst_executed")] == -0.2
+    assert errors[("expand", "shared_ld_inst")] == -0.2 and errors[("compact", "shared_ld_inst")] == 0.0
+    assert errors[("expand", "shared_st_inst")] == 0.0 and math.isnan(errors[("compact", "shared_st_inst")])
+    assert len(out) == 2 * 7  # four counters and three instruction counts per profiled launch
+    summary = summarize(None, out, None, None, {})
+    assert summary["inst_error_abs_max"] == 0.2
+    assert summary["shared_ld_error_abs_max"] == 0.2
+    assert summary["shared_st_error_abs_max"] == 0.0  # 3 against 0 has no relative error
+    assert summary["l2_sector_error_median"] == 0.125  # the other figures are untouched
+
+
+@pytest.mark.parametrize("side", ["ncu", "predicted", "all-nan"])
+def test_instruction_counts_are_optional(side):
+    predicted, ncu = inst_tables()
+    columns = ["inst_executed", "shared_ld_inst", "shared_st_inst"]
+    if side == "ncu":  # an ncu.csv from before the counts: it still loads
+        ncu = ncu.drop(columns=columns)
+    elif side == "predicted":
+        predicted = predicted.drop(columns=columns)
+    else:
+        predicted[columns] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = counter_errors(predicted, ncu, physical_warps=128)
+    assert set(out["metric"]) == {"l2_sectors", "l2_hits", "dram_sectors", "load"}
+    summary = summarize(None, out, None, None, {})
+    assert summary["inst_error_abs_max"] is None and summary["shared_st_error_abs_max"] is None
+
+
+def test_a_missing_measured_instruction_count_warns():
+    predicted, ncu = inst_tables()
+    ncu["inst_executed"] = [100, np.nan]
+    with pytest.warns(DataWarning, match="1 of 2 profiled launches have no measured inst_executed"):
+        out = counter_errors(predicted, ncu, physical_warps=128)
+    assert summarize(None, out, None, None, {})["inst_error_abs_max"] == pytest.approx(0.1)
+
+
+# --- the time model each mode's predictions came from ---------------------------------------------------
+def test_time_models_are_read_from_the_predictions():
+    from gpu_validate.compare import time_models
+
+    m0, p0 = expand_rounds([(100, 125), (200, 150), (400, 600), (800, 800)])
+    warm = p0.assign(mode="warm", time_model="critical")
+    counted = p0.assign(mode="counters", time_model="eq4")
+    predicted = pd.concat([warm, counted])
+    assert time_models(predicted) == {"counters": "eq4", "warm": "critical"}
+    assert time_models(predicted.drop(columns="time_model")) == {} and time_models(None) == {}
+    table = time_errors(round_times(m0, predicted))
+    summary = summarize(None, None, table, None, {"time_model": "ignored"}, time_models=time_models(predicted))
+    assert summary["time_mode"] == "warm" and summary["time_model"] == "critical"
+    assert summary["counters_mode"]["time_model"] == "eq4"
+    assert summarize(None, None, table, None, {"time_model": "given"})["time_model"] == "given"

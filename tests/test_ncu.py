@@ -75,17 +75,20 @@ HAND_UNITS = {"ld_inst": "inst", "st_inst": "inst", "ld_issued": "inst", "st_iss
               "l1_sectors": "sector", "l2_read_sectors": "sector", "l2_read_hits": "sector",
               "l2_read_misses": "sector", "l2_write_sectors": "sector",
               "dram_read_sectors": "sector", "dram_write_sectors": "sector",
-              "achieved_occupancy_pct": "%", "duration_ns": "usecond"}
+              "achieved_occupancy_pct": "%", "duration_ns": "usecond", "inst_executed": "inst",
+              "shared_ld_inst": "inst", "shared_st_inst": "inst"}
 HAND_ROW1 = {"ld_inst": "1,024", "st_inst": "32", "ld_issued": "1,030", "st_issued": "32",
              "thread_inst_per_inst": "31.5", "l1_requests": "1,024", "l1_sectors": "4,096",
              "l2_read_sectors": "5,000", "l2_read_hits": "1,000", "l2_read_misses": "4,000",
              "l2_write_sectors": "128", "dram_read_sectors": "4,000", "dram_write_sectors": "128",
-             "achieved_occupancy_pct": "61.25", "duration_ns": "12.5"}
+             "achieved_occupancy_pct": "61.25", "duration_ns": "12.5", "inst_executed": "20,480",
+             "shared_ld_inst": "1,024", "shared_st_inst": "256"}
 HAND_ROW0 = {"ld_inst": "10", "st_inst": "2", "ld_issued": "12", "st_issued": "2",
              "thread_inst_per_inst": "32", "l1_requests": "10", "l1_sectors": "40",
              "l2_read_sectors": "40", "l2_read_hits": "n/a", "l2_read_misses": "",
              "l2_write_sectors": "8", "dram_read_sectors": "40", "dram_write_sectors": "8",
-             "achieved_occupancy_pct": "50", "duration_ns": "3"}
+             "achieved_occupancy_pct": "50", "duration_ns": "3", "inst_executed": "300",
+             "shared_ld_inst": "0", "shared_st_inst": "0"}
 
 
 def cells(row: dict) -> list[str]:
@@ -110,8 +113,12 @@ def test_metric_map_has_the_contract_columns():
     assert SHORT == ["ld_inst", "st_inst", "ld_issued", "st_issued", "thread_inst_per_inst",
                      "l1_requests", "l1_sectors", "l2_read_sectors", "l2_read_hits",
                      "l2_read_misses", "l2_write_sectors", "dram_read_sectors",
-                     "dram_write_sectors", "achieved_occupancy_pct", "duration_ns"]
+                     "dram_write_sectors", "achieved_occupancy_pct", "duration_ns", "inst_executed",
+                     "shared_ld_inst", "shared_st_inst"]
     assert METRICS["sm_90"]["ld_inst"] == "smsp__sass_inst_executed_op_global_ld.sum"
+    assert METRICS["sm_90"]["inst_executed"] == "smsp__inst_executed.sum"
+    assert METRICS["sm_90"]["shared_ld_inst"] == "smsp__inst_executed_op_shared_ld.sum"
+    assert METRICS["sm_90"]["shared_st_inst"] == "smsp__inst_executed_op_shared_st.sum"
     assert METRICS["sm_90"]["ld_issued"] == "smsp__inst_executed_op_global_ld.sum"
     assert metrics_for("sm_80") == metrics_for("sm_90") == metrics_for(None)
     assert COUNT_COLUMNS <= set(SHORT)
@@ -175,6 +182,21 @@ def test_parse_hand_written_log():
     assert df["l2_read_hits"].dtype == "float64" and df["l2_read_hits"][1] == 1000
     assert df["achieved_occupancy_pct"].tolist() == [50.0, 61.25]
     assert df["duration_ns"].tolist() == [3000.0, 12500.0]  # units row says usecond
+    assert df["inst_executed"].tolist() == [300, 20480] and df["inst_executed"].dtype == "int64"
+    assert df["shared_ld_inst"].tolist() == [0, 1024] and df["shared_st_inst"].tolist() == [0, 256]
+
+
+def test_a_log_from_before_the_instruction_counts_parses_with_one_warning_each():
+    old = [n for n in NAMES if n not in (METRICS["sm_90"][k] for k in ("inst_executed", "shared_ld_inst",
+                                                                        "shared_st_inst"))]
+    text = header_line(old) + "\n" + row_line(0, "bfs_topo", 256, 8, ["7"] * len(old)) + "\n"
+    with pytest.warns(DataWarning) as caught:
+        df = parse_ncu_csv(text, source="old.log")
+    assert sorted(str(w.message) for w in caught) == sorted(
+        f"old.log: ncu reported no {METRICS['sm_90'][k]} ({k}): that counter is missing for every launch"
+        for k in ("inst_executed", "shared_ld_inst", "shared_st_inst"))
+    assert df[["inst_executed", "shared_ld_inst", "shared_st_inst"]].isna().all().all()
+    assert df["ld_inst"].tolist() == [7]
 
 
 @QUIET  # the input lacks metrics on purpose (or predates them)
@@ -410,6 +432,9 @@ def test_run_ncu_on_probe():
     assert df["kernel_name"].tolist() == ["bfs_probe"]
     for column, value in {**PROBE, "ld_inst": 4096, "st_inst": 1024}.items():
         assert df[column][0] == value, column
+    # the probe uses no shared memory; every warp runs more instructions than its loads and stores
+    assert df["shared_ld_inst"][0] == df["shared_st_inst"][0] == 0
+    assert df["inst_executed"][0] > 4096 + 1024
     assert "bfs_probe #0: ok" in df.attrs["stdout"]
 
 
@@ -455,7 +480,8 @@ def test_values_ncu_did_not_print_warn_with_their_count():
 def test_a_complete_log_parses_without_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        # multi.csv was recorded before the two smsp__sass_* metrics joined the set
+        # multi.csv was recorded before the two smsp__sass_* metrics and the instruction counts joined the set
+        later = ("ld_inst", "st_inst", "inst_executed", "shared_ld_inst", "shared_st_inst")
         df = parse_ncu_csv(fixture("multi.csv"), source="multi.csv",
-                           metrics={k: v for k, v in METRICS["sm_90"].items() if k not in ("ld_inst", "st_inst")})
+                           metrics={k: v for k, v in METRICS["sm_90"].items() if k not in later})
     assert len(df) == len(MULTI)

@@ -258,6 +258,64 @@ def test_read_counters_fuzz(tmp_path_factory, text):
             assert len(table) > 0 and (table["jobs_total"] > 0).all()
 
 
+# --- the optional instruction counts of a counters file ---------------------------------------------
+COUNTS_HEADER = "level,phase,jobs_total,l2_sectors,l2_hits,dram_sectors,achieved_occupancy_pct"
+INST = ("inst_executed", "shared_ld_inst", "shared_st_inst")
+
+
+def test_read_counters_carries_the_instruction_counts(tmp_path):
+    path = tmp_path / "c.csv"
+    path.write_text(f"{COUNTS_HEADER},{','.join(INST)}\n0,expand,5,4,3,1,50,120,8,2\n0,compact,6,4,3,1,25, 40 ,0,0\n")
+    table = read_counters(path)
+    assert table["inst_executed"].tolist() == [120, 40] and table["inst_executed"].dtype == np.int64
+    assert table["shared_ld_inst"].tolist() == [8, 0] and table["shared_st_inst"].tolist() == [2, 0]
+    path.write_text(f"{COUNTS_HEADER}\n0,expand,5,4,3,1,50\n")  # optional: a file without them still reads
+    assert not set(INST) & set(read_counters(path).columns)
+
+
+@pytest.mark.parametrize("columns, values, message", [
+    (INST[:2], "1,2", "give all of inst_executed, shared_ld_inst, shared_st_inst, or none (missing shared_st_inst)"),
+    (INST[1:], "1,2", "or none (missing inst_executed)"),
+    (INST, "-1,0,0", ":2: inst_executed must be a non-negative integer"),
+    (INST, "1,2.5,0", ":2: shared_ld_inst must be a non-negative integer"),
+    (INST, "1,2,", ":2: shared_st_inst must be a non-negative integer"),
+    (INST, "1,2,x", ":2: shared_st_inst must be a non-negative integer"),
+    (INST, "1e30,0,0", ":2: inst_executed must be a non-negative integer"),
+])
+def test_read_counters_rejects_bad_instruction_counts(tmp_path, columns, values, message):
+    path = tmp_path / "c.csv"
+    path.write_text(f"{COUNTS_HEADER},{','.join(columns)}\n0,topo,5,4,3,1,50,{values}\n")
+    with pytest.raises(InputError) as caught:
+        read_counters(path)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+bad_counts = st.one_of(st.integers(max_value=-1).map(str), st.sampled_from(["", "x", "nan", "inf", "-0.5", "1.5",
+                                                                              "1e300", "2e16", "0x10", "--1"]),
+                       st.floats(0.01, 1e6).filter(lambda v: v != int(v)).map(repr))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(*[st.integers(0, 2**40)] * 3), min_size=1, max_size=5), st.data())
+def test_read_counters_names_the_first_bad_instruction_count(tmp_path_factory, rows, data):
+    path = tmp_path_factory.mktemp("inst") / "c.csv"
+    cells = [[str(v) for v in row] for row in rows]
+    line = f"{COUNTS_HEADER},{','.join(INST)}\n" + "".join(
+        f"{level},topo,5,4,3,1,50,{','.join(row)}\n" for level, row in enumerate(cells))
+    path.write_text(line)
+    table = read_counters(path)  # every row valid: carried through exactly
+    assert table[list(INST)].to_numpy().tolist() == [list(row) for row in rows]
+    at, column = data.draw(st.integers(0, len(rows) - 1)), data.draw(st.integers(0, 2))
+    cells[at][column] = data.draw(bad_counts)
+    path.write_text(f"{COUNTS_HEADER},{','.join(INST)}\n" + "".join(
+        f"{level},topo,5,4,3,1,50,{','.join(row)}\n" for level, row in enumerate(cells)))
+    with pytest.raises(InputError) as caught:
+        read_counters(path)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.endswith(f":{at + 2}: {INST[column]} must be a non-negative integer"), message
+
+
 def test_opm_cli_json(capsys):
     # k40c is a derived profile (published figures): its predictions carry a note saying so
     assert main(["opm", "rmat:scale=8,ef=8,seed=2", "--kernel", "sm-4", "--gpu", "k40c", "--per-level",

@@ -265,3 +265,105 @@ def test_the_validation_suite_compares_and_pools_without_a_gpu(saved, tmp_path, 
     code = run_command(vs.compare_all, tmp_path / "suite", [SPEC], "setassoc", True, True)
     err = capsys.readouterr().err
     assert code == 2 and err == f"simdmodel: error: {folder}: missing predicted.csv; compare it again (without --reuse)\n"
+
+
+# --- what the summaries say about the run, and the variable-cost columns written ----------------------
+def test_the_summary_names_its_time_model_code_and_variable_cost_errors(saved, tmp_path):
+    from gpu_validate.pipeline import validate_graph
+    from gpu_validate.provenance import code_version
+    from opmachine.predict import fixed_ns
+
+    run = validate_graph(sm.load_graph(SPEC), list(KERNELS), None, out=tmp_path / "v", measured_dir=saved,
+                         command="by hand")
+    summary = run.summary
+    assert summary["time_model"] == "critical" and summary["cold_l2_mode"]["time_model"] == "critical"
+    assert summary["code_version"] == code_version()  # the working tree's; the output folder is outside it
+    assert summary["measure_command"] is None  # the saved folder's device.json predates it
+    predicted = pd.read_csv(tmp_path / "v" / "predicted.csv")
+    assert set(predicted["time_model"]) == {"critical"}
+    # measured = 1.25 x predicted, constants included: the variable-cost error is by hand per whole BFS
+    profile = om.load_profile("h200")
+    measured = pd.read_csv(saved / "measured.csv")
+    whole = pd.read_csv(tmp_path / "v" / "whole_bfs.csv")
+    warm = whole[whole["mode"] == "warm"].set_index(["kernel", "source"])
+    for (kernel, source), launches in measured.groupby(["kernel", "source"]):
+        constants = sum(fixed_ns(profile, phase) for phase in launches["phase"])
+        row = warm.loc[(kernel, source)]
+        assert row["fixed_ns"] == pytest.approx(constants, rel=1e-12)
+        p, m = row["predicted_ns"], row["measured_ns"]
+        assert row["error_variable"] == pytest.approx((p - constants) / (m - constants) - 1, rel=1e-9)
+        assert row["error_variable"] < row["error"] == pytest.approx(-0.2)  # the constants hid part of the error
+    table = pd.read_csv(tmp_path / "v" / "time_errors.csv")
+    for column in ("mape_variable", "bfs_time_error_variable", "worst_error_variable", "variable_rounds_excluded"):
+        assert column in table.columns
+    assert (table["variable_rounds_excluded"] == 0).all()  # 1.25 x (fixed + positive) stays above the constants
+    for key in ("time_mape_variable_per_level", "bfs_time_error_variable_median", "variable_rounds_excluded"):
+        assert summary[key] is not None and key in summary["per_kernel"]["ws"]
+    assert summary["inst_error_abs_max"] is None  # no ncu table
+
+
+def test_a_measuring_run_records_its_command_for_the_comparison(saved, tmp_path):
+    from simdreport import validation_suite as vs
+    from simdreport.suites import graph_slug
+
+    folder = copy_of(saved, tmp_path)
+    device = json.loads((folder / "device.json").read_text())
+    measure = vs.stage_command(["measure", "results dir", "--graphs", graph_slug(SPEC)])
+    assert measure == f"python -m simdreport.validation_suite measure 'results dir' --graphs {graph_slug(SPEC)}"
+    (folder / "device.json").write_text(json.dumps({**device, "measure_command": measure}))
+    suite = tmp_path / "suite"
+    (suite / graph_slug(SPEC)).parent.mkdir()
+    folder.rename(suite / graph_slug(SPEC))
+    summary = vs.compare_all(suite, [SPEC], "setassoc", quiet=True, command="python -m x compare here")
+    graph_summary = json.loads((suite / graph_slug(SPEC) / "summary.json").read_text())
+    for found in (summary, graph_summary):
+        assert found["measure_command"] == measure and found["compare_command"] == "python -m x compare here"
+        assert found["code_version"] and found["time_model"] == "critical"
+    assert summary["command"].startswith("python -m simdreport.validation_suite measure ")  # kept as it was
+    assert "measure_command" not in json.loads((suite / "pooled" / "device.json").read_text())  # per graph
+    assert json.loads((suite / graph_slug(SPEC) / "device.json").read_text())["measure_command"] == measure
+    pooled = pd.read_csv(suite / "pooled" / "time_errors.csv")
+    assert {"mape_variable", "bfs_time_error_variable", "variable_rounds_excluded"} <= set(pooled.columns)
+    # called as a library with no command, the comparison records the equivalent command line
+    again = vs.compare_all(suite, [SPEC], "setassoc", quiet=True, reuse=True)
+    assert again["compare_command"] == (f"python -m simdreport.validation_suite compare {suite} --graphs {SPEC} "
+                                        "--l2 setassoc --reuse")
+    two = vs.stage_command(["compare", "d", "--graphs", "a;b"])
+    assert two == "python -m simdreport.validation_suite compare d --graphs 'a;b'"
+
+
+def test_counters_table_carries_the_instruction_counts_ncu_measured(tmp_path):
+    from gpu_validate.validate import counters_table
+    from opmachine.counters import read_counters
+
+    ncu = pd.DataFrame({"level": [0, 1], "phase": ["expand", "compact"], "ld_inst": [10, 4], "st_inst": [2, 1],
+                        "l2_read_sectors": [40, 8], "l2_read_misses": [30, 0], "l2_write_sectors": [8, 4],
+                        "dram_read_sectors": [30, 0], "dram_write_sectors": [8, 0],
+                        "achieved_occupancy_pct": [50.0, 3.125], "inst_executed": [300.0, 90.0],
+                        "shared_ld_inst": [16.0, 0.0], "shared_st_inst": [4.0, 0.0]})
+    path = tmp_path / "counters.csv"
+    counters_table(ncu).to_csv(path, index=False)
+    read = read_counters(path)  # the format opmachine reads
+    assert read["inst_executed"].tolist() == [300, 90] and read["shared_ld_inst"].tolist() == [16, 0]
+    assert read["jobs_total"].tolist() == [12, 5] and read["l2_hits"].tolist() == [18, 12]
+    missing = ncu.assign(shared_st_inst=[4.0, np.nan])  # not measured for every launch: none of the three
+    assert not {"inst_executed", "shared_st_inst"} & set(counters_table(missing).columns)
+    old = ncu.drop(columns=["inst_executed", "shared_ld_inst", "shared_st_inst"])  # an ncu.csv from before
+    counters_table(old).to_csv(path, index=False)
+    assert "inst_executed" not in read_counters(path).columns
+
+
+def test_the_suite_records_its_own_command_line(saved, tmp_path, monkeypatch, capsys):
+    import shutil
+
+    from simdreport import validation_suite as vs
+    from simdreport.suites import graph_slug
+
+    monkeypatch.setattr(vs, "VALIDATION_SUITE", (SPEC,))
+    shutil.copytree(saved, tmp_path / "suite" / graph_slug(SPEC))
+    argv = ["compare", str(tmp_path / "suite"), "--graphs", graph_slug(SPEC), "--quiet"]
+    assert vs.main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)
+    expected = f"python -m simdreport.validation_suite compare {tmp_path / 'suite'} --graphs {graph_slug(SPEC)} --quiet"
+    assert printed["compare_command"] == expected and printed["measure_command"] is None
+    assert json.loads((tmp_path / "suite" / "summary.json").read_text())["compare_command"] == expected

@@ -43,6 +43,17 @@ def time_mode(predicted) -> str:
     return "simulation"
 
 
+def time_models(predicted) -> dict:
+    """The time model (`opmachine.predict.TIME_MODELS`: how a launch's time follows from its counts) of
+    each prediction mode in `predicted`, read from its `time_model` column: {mode: model}, several
+    models of one mode joined by "+" in sorted order. Empty when the table has no such column."""
+    if _empty(predicted) or "time_model" not in predicted.columns or "mode" not in predicted.columns:
+        return {}
+    known = predicted[["mode", "time_model"]].dropna().drop_duplicates()
+    return {str(mode): "+".join(sorted(map(str, part["time_model"])))
+            for mode, part in known.groupby("mode", sort=True)}
+
+
 def _simulation(predicted, mode: str = "simulation") -> pd.DataFrame | None:
     """Rows of simulated `mode` (a table without `mode` is taken as all simulation)."""
     if _empty(predicted):

@@ -13,6 +13,16 @@ Level 2, counters (`counter_errors`, one row per ncu-profiled launch and metric)
 - load: predicted load (simulation: n_est = N_G / W_max) against
   achieved_occupancy_pct / 100 x physical_warps.
   error = err(predicted, measured) for each.
+- inst_executed, shared_ld_inst, shared_st_inst (INST_METRICS, only where both tables carry the
+  column): predicted warp instructions executed (all, shared-memory loads, shared-memory stores)
+  against Nsight Compute's smsp__inst_executed.sum, smsp__inst_executed_op_shared_ld.sum and
+  smsp__inst_executed_op_shared_st.sum (ncu columns of the same names). Warp-level, like the jobs:
+  one per warp that issues the instruction, whatever its active lanes. A launch whose predicted
+  value is missing (NaN: the model does not count it) has no row; a predicted table or ncu table
+  without the column (one written before these counters existed) has no rows of that metric.
+  The summary's inst_error_abs_max, shared_ld_error_abs_max and shared_st_error_abs_max are the
+  largest |error| = |predicted - ncu| / ncu over the profiled launches (launches with ncu = 0 and a
+  non-zero prediction have no relative error and are left out; 0 against 0 is error 0).
 
 """
 from __future__ import annotations
@@ -27,6 +37,8 @@ from simdmodel.errors import DataWarning, InputError
 from ._shared import KEY, _check, _empty, _rel, _simulation
 
 COUNTER_METRICS = ("l2_sectors", "l2_hits", "dram_sectors", "load")
+INST_METRICS = ("inst_executed", "shared_ld_inst", "shared_st_inst")
+"""Optional instruction counts, the same column name in the predicted and the ncu table."""
 NCU_COLUMNS = ("ld_inst", "st_inst", "l2_read_sectors", "l2_read_misses", "l2_write_sectors",
                "dram_read_sectors", "dram_write_sectors", "achieved_occupancy_pct")
 
@@ -44,7 +56,8 @@ def measured_counts(ncu: pd.DataFrame) -> pd.DataFrame:
 def counter_errors(predicted_sim, ncu, physical_warps: int) -> pd.DataFrame:
     """Level-2 errors per ncu-profiled launch, long format: KEY, metric, predicted, measured, error.
 
-    metric is one of l2_sectors, l2_hits, dram_sectors, load (definitions in the module docstring).
+    metric is one of l2_sectors, l2_hits, dram_sectors, load, and those of INST_METRICS that both
+    tables carry (definitions in the module docstring).
     A launch whose ncu counters for a metric are missing (NaN) has measured and error NaN there,
     is left out of that metric's medians, and a DataWarning says how many launches that is.
     """
@@ -56,15 +69,22 @@ def counter_errors(predicted_sim, ncu, physical_warps: int) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     _check(sim, KEY + COUNTER_METRICS, "predicted")
     _check(ncu, KEY + NCU_COLUMNS[2:], "ncu")
-    both = sim[list(KEY + COUNTER_METRICS)].merge(ncu[list(KEY + NCU_COLUMNS[2:])], on=list(KEY), how="inner")
+    inst = [m for m in INST_METRICS if m in sim.columns and m in ncu.columns]
+    both = sim[list(KEY + COUNTER_METRICS) + inst].merge(
+        ncu[list(KEY + NCU_COLUMNS[2:]) + inst].rename(columns={m: f"{m}_ncu" for m in inst}), on=list(KEY),
+        how="inner")
     measured = measured_counts(both)
     measured["load"] = both["achieved_occupancy_pct"].astype(float) / 100 * int(physical_warps)
+    for metric in inst:
+        measured[metric] = both[f"{metric}_ncu"].astype(float)
     parts = []
-    for order, metric in enumerate(COUNTER_METRICS):
+    for order, metric in enumerate(COUNTER_METRICS + tuple(inst)):
         part = both[list(KEY)].copy()
         part["metric"] = metric
         part["predicted"] = both[metric].astype(float)
         part["measured"] = measured[metric]
+        if metric in INST_METRICS:  # the model may not count it for every launch
+            part = part[part["predicted"].notna()]
         part["error"] = _rel(part["predicted"], part["measured"])
         part["_order"] = order
         lacking = int(part["measured"].isna().sum())
