@@ -17,8 +17,13 @@ from .listing import CLASSES, Listing, instruction_class, load_listing, parse_li
 from .trips import compact_trips, expansion_trips, topo_trips, unit_steps
 
 __all__ = ["CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of", "compact_trips",
-           "expansion_trips", "instruction_class", "kernel_code", "listing_name", "load_listing", "parse_listing",
+           "expansion_trips", "has_listing", "instruction_class", "kernel_code", "listing_name", "load_listing", "parse_listing",
            "topo_trips", "unit_steps", "warp_instructions"]
+
+
+def has_listing(kernel: str, arch: str) -> bool:
+    """Whether the package holds a listing of `kernel` for `arch`."""
+    return importlib.resources.files("opmachine").joinpath("sass", arch, f"{kernel}.sass").is_file()
 
 
 def arch_of(profile) -> str | None:
@@ -65,13 +70,17 @@ class LaunchCode:
 
     @classmethod
     def for_kernel(cls, kernel, profile) -> LaunchCode | None:
-        """None when the profile's architecture has no listings (the papers' GPUs, CPU profiles)."""
+        """None when the profile's architecture has no listings (the papers' GPUs, CPU profiles) or the
+        kernel has none (a group size the validation does not build, a strategy with no CUDA kernel)."""
         arch = arch_of(profile)
         if arch is None:
             return None
         if not kernel.data_driven:
-            return cls(arch, kernel_code("topo", arch), None)
-        return cls(arch, kernel_code(listing_name(kernel.expansion), arch), kernel_code("compact", arch))
+            return cls(arch, kernel_code("topo", arch), None) if has_listing("topo", arch) else None
+        name = listing_name(kernel.expansion)
+        if not (has_listing(name, arch) and has_listing("compact", arch)):
+            return None
+        return cls(arch, kernel_code(name, arch), kernel_code("compact", arch))
 
     def topo(self, trace) -> WarpInstructions:
         return WarpInstructions(*warp_instructions(self.main, topo_trips(trace)))
