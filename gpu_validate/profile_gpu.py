@@ -1,7 +1,8 @@
 """Write a complete, validated hardware profile for the GPU this runs on (seed 003 §6.5, Fig. 6).
 
     python -m gpu_validate.profile_gpu --out opmachine/profiles/NAME.toml [--base PROFILE] [--name NAME]
-        [--description TEXT] [--raw RAW.csv] [--launches N] [--quick] [sweep and hardware options]
+        [--description TEXT] [--raw RAW.csv] [--raw-instructions RAW.csv] [--launches N] [--quick]
+        [sweep and hardware options]
 
 One run on the GPU makes the whole profile (`opmachine.profile`'s schema):
 
@@ -17,6 +18,8 @@ One run on the GPU makes the whole profile (`opmachine.profile`'s schema):
   device, driver, date).
 - [provenance]: every [hardware] value's origin: `device`, `measured` or `option` (this run) or
   `base NAME` (with that profile's note).
+- [instructions]: the costs of warp instructions and shared-memory accesses in SM cycles, with the
+  SM clock measured beside them (`gpu_validate.microbench.instructions`), and the run.
 
 Everything that can be checked before measuring is (options, the device, the base, a draft of the
 profile through the schema); an existing --out made for another GPU is refused. The profile is
@@ -169,6 +172,7 @@ class Plan:
 
     out: Path
     raw: Path | None
+    raw_instructions: Path | None
     name: str
     description: str
     info: dict
@@ -177,6 +181,7 @@ class Plan:
     sources: dict
     draft: GPUProfile
     setup: microbench.Setup
+    inst_setup: microbench.instructions.Setup
     command: str
 
 
@@ -209,6 +214,11 @@ def make_plan(args, argv: list[str]) -> Plan:
         check_target(raw)
         if raw.resolve() == out.resolve():
             raise InputError(f"--raw {raw} is the --out file")
+    raw_instructions = Path(args.raw_instructions) if args.raw_instructions else None
+    if raw_instructions is not None:
+        check_target(raw_instructions)
+        if raw_instructions.resolve() in {out.resolve()} | ({raw.resolve()} if raw else set()):
+            raise InputError(f"--raw-instructions {raw_instructions} is the --out or --raw file")
     name = args.name or out.stem
     if not NAME_RE.match(name):
         raise InputError(f"--name must be letters, digits, '_', '.', '+' or '-' (starting with a letter or "
@@ -229,8 +239,13 @@ def make_plan(args, argv: list[str]) -> Plan:
               "command": "python -m gpu_validate.profile_gpu " + shlex.join(argv)}
     draft = _draft(fields, str(out))
     setup = microbench.make_setup(draft, args.quick, args.repeats, args.dram_mib, args.l2_mib, args.target_ms)
-    return Plan(out=out, raw=raw, name=name, description=description, info=info, attrs=attrs,
-                hardware=hardware, sources=sources, draft=draft, setup=setup, command=fields["command"])
+    sub_partitions = args.sub_partitions
+    if sub_partitions is None and base is not None and base.instructions is not None:
+        sub_partitions = base.instructions.sub_partitions  # the base's constant, else the spec's
+    inst_setup = microbench.instructions.make_setup(draft, args.quick, args.repeats, args.target_ms, sub_partitions)
+    return Plan(out=out, raw=raw, raw_instructions=raw_instructions, name=name, description=description, info=info,
+                attrs=attrs, hardware=hardware, sources=sources, draft=draft, setup=setup, inst_setup=inst_setup,
+                command=fields["command"])
 
 
 def header_comment(plan: Plan, date: str, samples: dict, side: dict, launch: dict, launches: int,
@@ -254,12 +269,13 @@ def header_comment(plan: Plan, date: str, samples: dict, side: dict, launch: dic
 
 
 def run(plan: Plan, launches: int, seed: int, across: str) -> tuple[GPUProfile, dict, dict, float]:
-    """Measure on the device and write the profile (and the raw table); returns the written profile,
+    """Measure on the device and write the profile (and the raw tables); returns the written profile,
     the curve samples, the per-launch numbers and the seconds the measurements took."""
     started = datetime.datetime.now(datetime.UTC)
     date = started.strftime("%Y-%m-%dT%H:%M:%SZ")
     launch = overheads.measure(plan.draft, launches)
     raw = microbench.measure(plan.setup, seed)
+    inst_raw, inst_values = microbench.instructions.run(plan.inst_setup)
     seconds = (datetime.datetime.now(datetime.UTC) - started).total_seconds()
     samples = {**microbench.curve_samples(raw, across=across), **microbench.one_warp_samples(raw)}
     side = microbench.side_numbers(raw)
@@ -273,13 +289,20 @@ def run(plan: Plan, launches: int, seed: int, across: str) -> tuple[GPUProfile, 
                                "look-back) minus the empty one-block launch, same launches")
     if plan.raw is not None:
         write_text(plan.raw, raw.to_csv(index=False, float_format="%.17g"))
+    if plan.raw_instructions is not None:
+        write_text(plan.raw_instructions, inst_raw.to_csv(index=False, float_format="%.17g"))
     fields = {"attrs": plan.attrs, "info": plan.info, "command": plan.command}
+    inst_provenance = {"method": microbench.instructions.method_provenance("gpu_validate.profile_gpu"),
+                       "device": plan.attrs["device"], "driver": plan.info["driver"], "date": date,
+                       "command": plan.command}
     profile = write_gpu_profile(
         plan.out, name=plan.name, description=plan.description, device_name=plan.attrs["device"],
         compute_capability=plan.attrs["compute_capability"], hardware=hardware, curves=samples,
         provenance=_run_provenance(fields, across, date),
         hardware_provenance={key: sources[key] for key in GPU_HARDWARE_KEYS},
-        header=header_comment(plan, date, samples, side, launch, launches, across))
+        header=header_comment(plan, date, samples, side, launch, launches, across),
+        instructions=microbench.instructions.costs(inst_values, inst_provenance),
+        instructions_notes=microbench.instructions.method_notes(plan.inst_setup, inst_values))
     return profile, samples, launch, seconds
 
 
@@ -319,6 +342,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--base", help="profile of the same compute capability (name or .toml) giving what the "
                                        "device cannot report: " + ", ".join(UNREPORTED))
     parser.add_argument("--raw", help="also write the sweep's raw measurements here (CSV)")
+    parser.add_argument("--raw-instructions", help="also write the instruction measurements' raw table here (CSV)")
+    parser.add_argument("--sub-partitions", type=_positive(int),
+                        help="SM sub-partitions the issue rate is divided by (default: --base's [instructions] "
+                             "value, else the spec for the compute capability, 4 from Volta on)")
     parser.add_argument("--launches", type=_positive(int), default=DEFAULT_LAUNCHES,
                         help=f"timed launches per per-launch case (default {DEFAULT_LAUNCHES})")
     parser.add_argument("--quick", action="store_true", help="fewer warps, splits and repeats (a smoke run)")
@@ -351,8 +378,10 @@ def main(argv=None) -> int:
         return 2
     print("\n".join(microbench.curve_summary(samples)))
     print(f"launch_overhead_ns = {profile.launch_overhead_ns:g}, grid_scan_ns = {profile.grid_scan_ns:g}")
-    print(f"{profile.device_name}, {profile.sms} SMs: measured in {seconds:.1f} s; wrote {plan.out}"
-          + (f" and {plan.raw}" if plan.raw else ""))
+    print("\n".join(microbench.instructions.summary(profile.instructions.values())))
+    written = [str(path) for path in (plan.out, plan.raw, plan.raw_instructions) if path is not None]
+    print(f"{profile.device_name}, {profile.sms} SMs: measured in {seconds:.1f} s; wrote {', '.join(written[:-1])}"
+          + (" and " if len(written) > 1 else "") + written[-1])
     return 0
 
 

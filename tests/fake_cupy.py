@@ -5,12 +5,18 @@ device facts. Time is a fake clock that each kernel launch advances; CUDA events
 - a chase kernel (mb_chase_C) advances it by 3000 + steps x max(200, 0.01 m) ns: a closed queue of
   200 ns latency and 100 requests/ns, so S(m) = max(200, 0.01 m) / m per request;
 - `empty_launch` by EMPTY_NS, `bfs_compact` by COMPACT_NS, any other kernel by OTHER_NS, the
-  L2 flush (`mb_touch`) by 1000 ns and the hold kernel by nothing.
+  L2 flush (`mb_touch`) by 1000 ns and the hold kernel by nothing;
+- an instruction kernel (im_*, `gpu_validate.microbench.instructions`) writes each block's record
+  (SM, clock64 and globaltimer at start and end) as a GPU whose costs are INST_CYCLES would, blocks
+  spread round-robin over the SMs, its SM clock the attributes' cudaDevAttrClockRate, and advances
+  the clock by 3000 ns + the launch's span.
 """
 from __future__ import annotations
 
 import re
 import types
+
+from gpu_validate.microbench import instructions as im
 
 import numpy as np
 
@@ -25,6 +31,14 @@ PROPS = {"name": b"Fake H200", "multiProcessorCount": 132, "maxThreadsPerMultiPr
 ATTRIBUTES = {1: 1024, 10: 32, 13: 1980000, 16: 132, 36: 3201000, 37: 6016, 38: 60 * 2**20, 39: 2048,
               75: 9, 76: 0, 106: 32}
 """cudaDeviceGetAttribute answers by attribute number (see gpu_validate.device.ATTRIBUTES)."""
+
+
+INST_CYCLES = {"alu_latency": 4.5, "issue": 0.25, "shuffle_latency": 23.0, "shared_latency": 29.0, "shared": 1.0,
+               "barrier": 20.0, "block_scan": 400.0}
+"""Cycles per operation of each instruction test (im.TESTS): an add, one SM's warp instruction (4
+sub-partitions issuing one a cycle each), a shuffle, a shared load, one SM's wavefront (k of them
+for a k-way conflict), a barrier, a block scan."""
+_INST_BY_KERNEL = {test.kernel: name for name, test in im.TESTS.items()}
 
 
 class Clock:
@@ -42,10 +56,31 @@ class Event:
 class Kernel:
     """One compiled function; `log` (a list, or None) gets the visits of every chase launch."""
 
-    def __init__(self, name, log):
-        self.name, self.log = name, log
+    def __init__(self, name, log, sms=132, clock_khz=1980000):
+        self.name, self.log, self.sms, self.clock_khz = name, log, sms, clock_khz
+
+    def _instruction(self, grid, block, args):
+        records, steps, ways, _sink = args
+        name = _INST_BY_KERNEL[self.name]
+        test = im.TESTS[name]
+        blocks = grid[0]
+        sms = min(blocks, self.sms)
+        assert blocks % sms == 0 and block[0] % 32 == 0
+        per_sm = blocks // sms
+        ops = test.per_step * int(steps) * (per_sm * block[0] // 32 if test.per == "sm" else 1)
+        span = int(round(ops * INST_CYCLES[name] * (int(ways) if name == "shared" else 1)))
+        span_ns = span * 1e6 / self.clock_khz
+        for b in range(blocks):
+            sm, j = b % sms, b // sms  # round-robin; block j of an SM starts j cycles late, ends j early
+            start = 1000 * (sm + 1) + j
+            records[5 * b: 5 * b + 5] = [sm, start, start + span - 2 * j, int(Clock.now_ns) + j,
+                                         int(Clock.now_ns + span_ns) - j]
+        Clock.now_ns += 3000.0 + span_ns
 
     def __call__(self, grid, block, args, shared_mem=0):
+        if self.name.startswith("im_"):
+            self._instruction(grid, block, args)
+            return
         if self.name in FIXED_NS:
             Clock.now_ns += FIXED_NS[self.name]
             return
@@ -83,6 +118,7 @@ def fake_cupy(log=None, props=None, attributes=None):
     cp = types.ModuleType("cupy")
     for name in ("uint32", "uint64", "int64", "int32", "zeros", "ones", "empty", "arange", "tile", "roll", "asarray"):
         setattr(cp, name, getattr(np, name))
+    cp.asnumpy = np.asarray
     cp.__version__ = "fake"
     runtime = types.SimpleNamespace(getDeviceCount=lambda: 1, getDeviceProperties=lambda i: props,
                                     runtimeGetVersion=lambda: 13000,
@@ -101,7 +137,7 @@ def fake_cupy(log=None, props=None, attributes=None):
 
         def get_function(self, name):
             assert name in self.expressions or re.search(rf"\b{name}\b", self.code), name
-            return Kernel(name, log)
+            return Kernel(name, log, int(props["multiProcessorCount"]), int(attributes[13]))
 
     cp.RawModule = RawModule
     return cp

@@ -98,6 +98,28 @@ def test_one_command_writes_a_complete_validated_profile(gpu, tmp_path, capsys):
     table = mb.read_raw(raw)
     samples = {**mb.curve_samples(table), **mb.one_warp_samples(table)}
     assert {k: (c.mlp.tolist(), c.ns.tolist()) for k, c in p.curves.items()} == samples
+    # the instruction costs of the stand-in (fake_cupy.INST_CYCLES, its 1500 MHz clock), from this run:
+    # 2 SMs of 32 warps take 4 blocks of 256 threads each
+    costs = p.instructions
+    assert costs.clock_mhz == pytest.approx(1500.0, rel=1e-4) and costs.sub_partitions == 4
+    assert (costs.issue_per_cycle, costs.alu_latency_cycles, costs.block_scan_cycles) == (1.0, 4.5, 400.0)
+    assert costs.shared_conflict_cycles == tuple((k, float(k)) for k in mb.instructions.CONFLICT_WAYS)
+    assert {k: costs.provenance[k] for k in run} == run and "profile_gpu" in costs.provenance["method"]
+    assert costs.provenance["date"] == p.provenance["date"]
+    assert "# Throughputs: 4 blocks of 256 threads on every SM" in out.read_text(encoding="utf-8")
+    assert "shared: 1 SM cycles per wavefront" in stdout
+
+
+def test_the_instruction_raw_table_is_kept_on_request(gpu, tmp_path, capsys):
+    out, raw, inst = tmp_path / "fake.toml", tmp_path / "raw.csv", tmp_path / "inst.csv"
+    rc, stdout, err = run_cli(["--out", str(out), "--base", "h200", "--raw", str(raw), "--raw-instructions", str(inst),
+                               "--sub-partitions", "2", *FAST], capsys)
+    assert rc == 0, err
+    assert f"wrote {out}, {raw} and {inst}" in stdout
+    p = load_profile(str(out))
+    # the stand-in issues one instruction every 0.25 SM cycles: 4 a cycle, 2 per sub-partition on 2
+    assert p.instructions.sub_partitions == 2 and p.instructions.issue_per_cycle == 2.0
+    assert mb.instructions.derive(mb.instructions.read_raw(inst), 2) == p.instructions.values()
     assert set(p.curves) == {"l2_hit", "row_hit", "row_miss", "l2_same", "l2_hit_one_warp", "row_hit_one_warp",
                              "row_miss_one_warp"}
     assert 190 < p.curves["l2_hit"](1) < 230  # the stand-in's chase: 200 ns per step, plus its 3 us launch
@@ -149,6 +171,9 @@ def _cli_error(args, capsys):
     (["--out", "x.toml", "--across", "mean"], "argument --across: invalid choice"),
     (["--out", "x.toml", "--name", "a b"], "--name must be letters"),
     (["--out", "x.toml", "--raw", "x.toml"], "is the --out file"),
+    (["--out", "x.toml", "--raw", "r.csv", "--raw-instructions", "r.csv"], "is the --out or --raw file"),
+    (["--out", "x.toml", "--sub-partitions", "0"], "argument --sub-partitions: must be an integer > 0"),
+    (["--out", "x.toml", "--base", "h200", "--sub-partitions", "17"], "sub-partitions must be an integer in 1..16"),
     (["--out", "x.toml", "--target-ms", "5000"], "--target-ms must be in 0.01..1000"),
     (["--out", "x.toml", "--base", "nope"], "no such profile"),
     (["--out", "x.toml", "--base", "westmere"], "is a cpu profile"),

@@ -25,13 +25,22 @@ configurations with that m, of each one's median over repeats, then a running mi
     python -m gpu_validate.microbench --base h200 --out opmachine/profiles/h200.toml [--quick] [--raw RAW.csv]
 
 re-measures the curves of the profile of this very GPU (`--base`, whose [device] name and SM count
-must be this GPU's) and keeps its hardware section. A whole profile for a GPU, hardware and
+must be this GPU's) and keeps its hardware section.
+
+    python -m gpu_validate.microbench --instructions --base h200 --out opmachine/profiles/h200.toml [--raw-instructions RAW.csv]
+
+measures the instruction side instead (`instructions`: ALU, shuffle and shared-load latencies, the
+issue rate, shared-memory wavefronts and bank conflicts, barriers, a block scan; in SM cycles with
+the SM clock) and writes --base's profile, every line of it kept, with its [instructions] section
+added or replaced. A whole profile for a GPU, hardware and
 per-launch constants included, is `python -m gpu_validate.profile_gpu`, which runs this sweep.
 
 Modules: `raw` (the raw table's checks, curve extraction and the profile text; pandas/numpy, no
-GPU), `sweep` (the measurement on the GPU; CuPy is imported only to measure), `cli` (the command).
-Their public names are re-exported here.
+GPU), `sweep` (the measurement on the GPU; CuPy is imported only to measure), `instructions` (the
+instruction-side measurement, its raw table and derived numbers), `cli` (the command). The public
+names of `raw` and `sweep` are re-exported here; `instructions` is used as a module.
 """
+from . import instructions
 from .cli import main
 from .raw import (CURVES, ONE_WARP, RAW_COLUMNS, SECTOR_BYTES, SIDE_CURVES, _one_line, check_raw, config_medians,
                   curve_provenance, curve_samples, curve_summary, hardware_notes, method_comment, one_warp_samples, read_raw,
@@ -41,5 +50,6 @@ from .sweep import (CHAIN_KERNELS, L1_BYTES, PER_WARP_FULL, PER_WARP_QUICK, SAME
 
 __all__ = ["CHAIN_KERNELS", "CURVES", "L1_BYTES", "ONE_WARP", "PER_WARP_FULL", "PER_WARP_QUICK", "RAW_COLUMNS",
            "SAME_PER_WARP", "SECTOR_BYTES", "SIDE_CURVES", "WORDS_PER_SECTOR", "Setup", "check_device", "check_raw",
-           "config_medians", "curve_provenance", "curve_samples", "curve_summary", "hardware_notes", "main", "make_setup", "measure",
+           "config_medians", "curve_provenance", "curve_samples", "curve_summary", "hardware_notes", "instructions", "main",
+           "make_setup", "measure",
            "method_comment", "one_warp_samples", "read_raw", "side_numbers"]

@@ -5,18 +5,20 @@ device it describes (CUDA's name, compute capability; with its SM count that pic
 a GPU), holds the numbers the operator machine needs (warp size, physical warps, L2 and row-buffer
 geometry, clocks, bandwidths, the per-launch constants) and the service time per memory request as
 a function of memory-level parallelism, S(m), for L2 hits and DRAM row-buffer hits and misses
-(seed 003 §6.5, Eq. 4), each with its provenance. A CPU profile holds the cache hierarchy and
+(seed 003 §6.5, Eq. 4), each with its provenance, and optionally the measured costs of warp
+instructions and shared-memory accesses (`[instructions]`, `InstructionCosts`). A CPU profile holds the cache hierarchy and
 per-level service times of seed 003 §5. Every key is checked on load; a mistake raises
 `ProfileError`, one line naming the profile and the key.
 
 One concept per module: `curve` (S(m)), `schema` (key names, typed checks, provenance rules),
-`gpu_profile` and `cpu_profile` (the profile records), `loading` (shipped names and paths),
+`gpu_profile` and `cpu_profile` (the profile records), `instructions` (the [instructions] costs), `loading` (shipped names and paths),
 `writing` (measured profiles written, validated and moved into place), `errors`.
 """
 from .cpu_profile import CacheLevel, CPUProfile
 from .curve import Curve, closed_queue_curve
 from .errors import ProfileError, ProfileKindError
 from .gpu_profile import GPUProfile
+from .instructions import INSTRUCTION_KEYS, INSTRUCTION_NOTES, INSTRUCTION_RUN_KEYS, InstructionCosts
 from .loading import available_profiles, load_profile, parse_profile_bytes, profiles_dir
 from .schema import (
     CURVE_NAMES,
@@ -30,7 +32,16 @@ from .schema import (
     hardware_origin,
     same_device_name,
 )
-from .writing import render_gpu_profile, toml_string, write_gpu_curves, write_gpu_profile, write_profile_text
+from .writing import (
+    instruction_section,
+    render_gpu_profile,
+    toml_string,
+    with_instruction_section,
+    write_gpu_curves,
+    write_gpu_instructions,
+    write_gpu_profile,
+    write_profile_text,
+)
 
 __all__ = [
     "CURVE_NAMES",
@@ -40,6 +51,10 @@ __all__ = [
     "GPUProfile",
     "GPU_HARDWARE_KEYS",
     "HARDWARE_ORIGINS",
+    "INSTRUCTION_KEYS",
+    "INSTRUCTION_NOTES",
+    "INSTRUCTION_RUN_KEYS",
+    "InstructionCosts",
     "ONE_WARP_CURVES",
     "PROVENANCE_KEYS",
     "ProfileError",
@@ -50,13 +65,16 @@ __all__ = [
     "available_profiles",
     "closed_queue_curve",
     "hardware_origin",
+    "instruction_section",
     "load_profile",
     "parse_profile_bytes",
     "profiles_dir",
     "render_gpu_profile",
     "same_device_name",
     "toml_string",
+    "with_instruction_section",
     "write_gpu_curves",
+    "write_gpu_instructions",
     "write_gpu_profile",
     "write_profile_text",
 ]

@@ -1,5 +1,6 @@
 """A GPU profile (seed 003 §6): the device it describes, its geometry, clocks, bandwidths, per-launch
-constants and S(m) per server class, checked from the TOML tables of `schema`."""
+constants, S(m) per server class and, when measured, its instruction costs, checked from the TOML
+tables of `schema` (and `instructions`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -9,6 +10,7 @@ import numpy as np
 from simdmodel.errors import InputError
 
 from .curve import Curve
+from .instructions import InstructionCosts, parse_instructions
 from .schema import (
     CURVE_NAMES,
     GPU_FLOAT_KEYS,
@@ -32,7 +34,8 @@ class GPUProfile:
     `device_name` (as CUDA reports it) and `sms` say which GPU the profile describes (`describes`).
     `provenance` is [service]'s: what the curves are and, when `measured`, the run that measured
     them. `hardware_provenance` maps each [hardware] key to where its value comes from, when the
-    file records it (`field_provenance` joins the two).
+    file records it (`field_provenance` joins the two). `instructions` holds the measured costs of
+    warp instructions and shared-memory accesses ([instructions]), or None where none were measured.
     """
 
     name: str
@@ -61,6 +64,7 @@ class GPUProfile:
     measured: bool
     provenance: dict[str, str]
     hardware_provenance: dict[str, str] = field(default_factory=dict)
+    instructions: InstructionCosts | None = None
 
     @property
     def physical_warps(self) -> int:
@@ -79,9 +83,12 @@ class GPUProfile:
     def field_provenance(self, key: str) -> dict[str, str]:
         """Where one value comes from: for a [hardware] key, its [provenance] entry (`source`) and, when
         that names the run in [service] (device, measured, option), the run's device, driver, date and
-        command; for a curve name, [service]'s provenance. Empty when the file records none."""
+        command; for a curve name, [service]'s provenance; for `instructions` or `instructions.KEY`,
+        [instructions.provenance]. Empty when the file records none."""
         if key in CURVE_NAMES:
             return dict(self.provenance) if key in self.curves else {}
+        if key == "instructions" or key.startswith("instructions."):
+            return dict(self.instructions.provenance) if self.instructions is not None else {}
         source = self.hardware_provenance.get(key)
         if source is None:
             return {}
@@ -114,6 +121,7 @@ class GPUProfile:
 
 
 GPU_TOP_KEYS = ("name", "kind", "description", "device", "hardware", "service")
+GPU_OPTIONAL_KEYS = ("provenance", "instructions")
 
 
 def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str) -> GPUProfile:
@@ -156,6 +164,8 @@ def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str
         if key in curves and key.removesuffix("_one_warp") not in curves:
             check.fail(f"service.{key}", f"no service.{key.removesuffix('_one_warp')} curve for it to refine")
     sources = check.hardware_provenance(doc["provenance"], measured) if "provenance" in doc else {}
+    instructions = (parse_instructions(check, doc["instructions"], device_name, values["warp_size"])
+                    if "instructions" in doc else None)
     return GPUProfile(name=name, description=description, path=where, device_name=device_name,
                       compute_capability=capability, **values, curves=curves, measured=measured,
-                      provenance=provenance, hardware_provenance=sources)
+                      provenance=provenance, hardware_provenance=sources, instructions=instructions)

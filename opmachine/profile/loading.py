@@ -9,7 +9,7 @@ from simdmodel.errors import InputError
 
 from .cpu_profile import CPU_TOP_KEYS, CPUProfile, parse_cpu
 from .errors import ProfileError, ProfileKindError
-from .gpu_profile import GPU_TOP_KEYS, GPUProfile, parse_gpu
+from .gpu_profile import GPU_OPTIONAL_KEYS, GPU_TOP_KEYS, GPUProfile, parse_gpu
 from .schema import NAME_RE, Checker, describe
 
 __all__ = ["available_profiles", "load_profile", "parse_profile_bytes", "profiles_dir"]
@@ -102,7 +102,7 @@ def _parse_doc(doc: dict, label: str, where: str) -> GPUProfile | CPUProfile:
     if kind not in ("gpu", "cpu"):
         check.fail("kind", f"must be \"gpu\" or \"cpu\", got {describe(kind)}")
     if kind == "gpu":
-        check.keys(doc, "", GPU_TOP_KEYS, ("provenance",))
+        check.keys(doc, "", GPU_TOP_KEYS, GPU_OPTIONAL_KEYS)
     else:
         check.keys(doc, "", CPU_TOP_KEYS)
     name = check.string(doc["name"], "name")

@@ -14,7 +14,10 @@ A GPU profile (`kind = "gpu"`) has these top-level keys and tables:
   plus the S(m) curves of CURVE_NAMES;
 - `[provenance]` (optional; written by `gpu_validate.profile_gpu`): for every `[hardware]` key,
   where its value comes from, `ORIGIN[: note]` with ORIGIN one of HARDWARE_ORIGINS. When the
-  table is there it names every `[hardware]` key and nothing else.
+  table is there it names every `[hardware]` key and nothing else;
+- `[instructions]` (optional; measured by `gpu_validate.microbench --instructions` or written by
+  `gpu_validate.profile_gpu`): the costs of warp instructions and shared-memory accesses in SM
+  cycles, with `[instructions.provenance]` naming the run (`instructions.INSTRUCTION_KEYS`).
 
 A CPU profile (`kind = "cpu"`) has `[hardware]` (`clock_ghz`, `line_bytes`), `[[levels]]`,
 `[memory]` and `[service]` (seed 003 §5).

@@ -1,7 +1,12 @@
 """Writing measured GPU profiles: TOML text in the schema's layout, checked by loading it back, then
-moved into place (a temporary file beside the target, validated, renamed: nothing half-written)."""
+moved into place (a temporary file beside the target, validated, renamed: nothing half-written).
+The [instructions] section is written at the end of a profile, with comments saying what each
+number is and how it was measured; `write_gpu_instructions` adds or replaces it in a profile file
+and keeps everything else in that file as it is."""
 from __future__ import annotations
 
+import re
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,22 +18,26 @@ from simdmodel.errors import InputError
 from .curve import Curve
 from .errors import ProfileError
 from .gpu_profile import GPUProfile
+from .instructions import INSTRUCTION_KEYS, INSTRUCTION_NOTES, INSTRUCTION_RUN_KEYS, InstructionCosts
 from .loading import parse_profile_bytes
-from .schema import CURVE_NAMES, GPU_FLOAT_KEYS, GPU_HARDWARE_KEYS, GPU_INT_KEYS, PROVENANCE_KEYS
+from .schema import CURVE_NAMES, GPU_FLOAT_KEYS, GPU_HARDWARE_KEYS, GPU_INT_KEYS, PROVENANCE_KEYS, same_device_name
 
-__all__ = ["render_gpu_profile", "toml_string", "write_gpu_curves", "write_gpu_profile", "write_profile_text"]
+__all__ = ["instruction_section", "render_gpu_profile", "toml_string", "with_instruction_section", "write_gpu_curves",
+           "write_gpu_instructions", "write_gpu_profile", "write_profile_text"]
 
 
 def render_gpu_profile(*, name: str, description: str, device_name: str, compute_capability: str,
                        hardware: dict, curves: dict, provenance: dict[str, str], label: str,
                        header: Sequence[str] = (), hardware_notes: dict[str, str] | None = None,
-                       hardware_provenance: dict[str, str] | None = None) -> str:
+                       hardware_provenance: dict[str, str] | None = None,
+                       instructions: InstructionCosts | None = None, instructions_notes: Sequence[str] = ()) -> str:
     """The TOML text of a measured GPU profile (`measured = true`), in the layout of the shipped files.
 
     `hardware` maps every key of GPU_HARDWARE_KEYS to its value; `curves` maps curve names to
     (mlp, ns) samples or Curves; `provenance` needs provenance, device, driver, date and command
     (the run). `header` lines become `#` comments at the top, `hardware_notes` a `# note` after a
-    [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key).
+    [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
+    `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`).
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
     """
@@ -82,7 +91,101 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
         lines += ["", f"[service.{key}]",
                   f"mlp = [{', '.join(_toml_number(x) for x in curve.mlp)}]",
                   f"ns = [{', '.join(_toml_number(x) for x in curve.ns)}]"]
+    text = "\n".join(lines) + "\n"
+    if instructions is not None:
+        text += "\n" + instruction_section(instructions, label, instructions_notes)
+    return text
+
+
+def instruction_section(costs: InstructionCosts, label: str, notes: Sequence[str] = ()) -> str:
+    """The [instructions] and [instructions.provenance] tables of `costs` as TOML text: a comment
+    block first (what the section is, then `notes`, e.g. how it was measured), each value followed
+    by a comment saying what it is (INSTRUCTION_NOTES). ProfileError naming the key on a value the
+    text cannot carry; the ranges are checked when the profile is loaded back."""
+    if not isinstance(costs, InstructionCosts):
+        raise InputError(f"instructions must be an InstructionCosts, got {type(costs).__name__}")
+    intro = ("[instructions]: what warp instructions and shared-memory accesses cost on this GPU, in SM cycles "
+             "(clock64) at the SM clock clock_mhz measured in the same run (cycle_ns = 1000 / clock_mhz); "
+             "[instructions.provenance] names the run.")
+    lines = [toml_comment(text, label) for text in textwrap.wrap(intro, 98)]
+    lines += [toml_comment(text, label) for line in notes for text in (str(line).splitlines() or [""])]
+    lines.append("[instructions]")
+    for key, value in costs.values().items():
+        lines.append(f"{key} = {_instruction_value(key, value, label)}   {toml_comment(INSTRUCTION_NOTES[key], label)}")
+    lines += ["", "[instructions.provenance]"]
+    for key in INSTRUCTION_RUN_KEYS:
+        value = costs.provenance.get(key) if isinstance(costs.provenance, dict) else None
+        if not isinstance(value, str) or not value.strip():
+            raise ProfileError(label, f"instructions.provenance.{key}: needs a non-empty string")
+        lines.append(f"{key} = {toml_string(value, label)}")
+    extra = [key for key in costs.provenance if key not in INSTRUCTION_RUN_KEYS]
+    if extra:
+        raise ProfileError(label, f"instructions.provenance.{extra[0]}: unknown key (known: {', '.join(INSTRUCTION_RUN_KEYS)})")
     return "\n".join(lines) + "\n"
+
+
+def _instruction_number(key: str, value, label: str) -> str:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ProfileError(label, f"{key}: must be a number, got {value!r}")
+    return repr(float(value))
+
+
+def _instruction_value(key: str, value, label: str) -> str:
+    assert key in INSTRUCTION_KEYS
+    where = f"instructions.{key}"
+    if key == "sub_partitions":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise ProfileError(label, f"{where}: must be an integer, got {value!r}")
+        return str(int(value))
+    if key == "shared_conflict_cycles":
+        pairs = []
+        for i, (k, cycles) in enumerate(value):
+            if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+                raise ProfileError(label, f"{where}[{i}]: k must be an integer, got {k!r}")
+            pairs.append(f"[{int(k)}, {_instruction_number(f'{where}[{i}]', cycles, label)}]")
+        return f"[{', '.join(pairs)}]"
+    return _instruction_number(where, value, label)
+
+
+_TABLE_HEADER = re.compile(r"\s*\[\[?\s*([A-Za-z0-9_.-]+)\s*\]\]?\s*(#.*)?$")
+
+
+def with_instruction_section(text: str, section: str) -> str:
+    """Profile `text` with its [instructions] section (the tables [instructions] and
+    [instructions.*], and the comment lines right above [instructions]) replaced by `section`, or
+    `section` appended when it has none; everything else is kept as it is."""
+    lines = text.splitlines(keepends=True)
+    headers = [(i, m.group(1)) for i, line in enumerate(lines) if (m := _TABLE_HEADER.match(line))]
+    ours = [i for i, name in headers if name == "instructions" or name.startswith("instructions.")]
+    if ours:
+        start = ours[0]
+        while start > 0 and lines[start - 1].lstrip().startswith("#"):
+            start -= 1
+        later = [i for i, name in headers if i > ours[0] and not (name == "instructions"
+                                                                    or name.startswith("instructions."))]
+        end = later[0] if later else len(lines)
+        while end > ours[0] + 1 and end < len(lines) and lines[end - 1].lstrip().startswith("#"):
+            end -= 1  # the comments above the next table belong to it
+        lines = lines[:start] + lines[end:]
+    kept = "".join(lines).rstrip("\n")
+    return (kept + "\n\n" if kept else "") + section
+
+
+def write_gpu_instructions(path, base: GPUProfile, costs: InstructionCosts, notes: Sequence[str] = ()) -> GPUProfile:
+    """Write `base`'s profile file with its [instructions] section added or replaced by `costs`
+    (`instruction_section` with `notes`) to `path` (which may be the base's own file): every other
+    line, comments included, is kept. Loaded back with every check before it replaces `path`;
+    returns the loaded profile."""
+    if not isinstance(base, GPUProfile):
+        raise InputError(f"write_gpu_instructions needs a GPUProfile, got {type(base).__name__}")
+    label = str(path)
+    if Path(label).suffix != ".toml":
+        raise ProfileError(label, "a profile file must end in .toml")
+    try:
+        text = Path(base.path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ProfileError(base.path, f"cannot read: {error}") from None
+    return write_profile_text(path, with_instruction_section(text, instruction_section(costs, label, notes)))
 
 
 def _hardware_value(key: str, value, label: str) -> str:
@@ -133,7 +236,8 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
     capability the base's. Optional `comment` (lines of text, e.g. how the curves were measured)
     goes under the header as `#` lines, and `hardware_notes` maps [hardware] keys to a note written
     after the value (where the number comes from); a base with a [provenance] table passes it on,
-    each entry as `base NAME: its entry`. The text is checked by loading it back before it is
+    each entry as `base NAME: its entry`, and a base's [instructions] measured on the same device
+    (by name) are kept (those of another device do not describe this one). The text is checked by loading it back before it is
     moved, atomically, to `path` (a .toml file).
     """
     if not isinstance(base_profile, GPUProfile):
@@ -147,9 +251,11 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
     device = provenance.get("device")
     sources = ({key: f"base {b.name}: {text}" for key, text in b.hardware_provenance.items()}
                if b.hardware_provenance else None)
+    device_name = device if isinstance(device, str) and device.strip() else b.device_name
+    instructions = (b.instructions if b.instructions is not None
+                    and same_device_name(b.instructions.provenance["device"], device_name) else None)
     text = render_gpu_profile(
-        name=b.name, description=b.description,
-        device_name=device if isinstance(device, str) and device.strip() else b.device_name,
+        name=b.name, description=b.description, device_name=device_name, instructions=instructions,
         compute_capability=b.compute_capability,
         hardware={key: getattr(b, key) for key in GPU_HARDWARE_KEYS}, curves=curves, provenance=provenance,
         label=label, hardware_notes=hardware_notes, hardware_provenance=sources,
