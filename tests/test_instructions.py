@@ -152,3 +152,23 @@ def test_compaction_instructions_are_a_lower_bound(rmat_counts):
 
 def test_wait_kinds_are_the_three_waited_classes():
     assert WAITS == ("shared_ld", "shuffle", "barrier")
+
+
+def test_a_measured_instruction_section_sets_the_critical_models_instruction_costs():
+    import dataclasses
+
+    from opmachine.profile.instructions import InstructionCosts
+
+    costs = InstructionCosts(clock_mhz=1000.0, sub_partitions=4, issue_per_cycle=0.5, alu_latency_cycles=4.0,
+                             shuffle_latency_cycles=20.0, shared_latency_cycles=30.0,
+                             shared_cycles_per_wavefront=1.0, shared_conflict_cycles=((1, 1.0), (2, 2.0)),
+                             barrier_cycles=40.0, block_scan_cycles=300.0)
+    profile = dataclasses.replace(load_profile("h200"), instructions=costs)
+    model = CriticalPathModel.from_profile(profile)
+    assert model.cycle_ns == 1.0
+    assert model.issue_ns == pytest.approx(1.0 / (0.5 * 4 * 132))  # a warp instruction, GPU-wide
+    assert model.shared_ns == pytest.approx(1.0 / 132)
+    assert model.wait_cycles == (30.0, 20.0, 40.0)  # instructions.WAITS order: shared load, shuffle, barrier
+    spec = CriticalPathModel.from_profile(load_profile("h200"))  # no section: the clock, four schedulers a SM
+    assert spec.cycle_ns == pytest.approx(1000 / 1980) and spec.issue_ns == pytest.approx(spec.cycle_ns / (4 * 132))
+    assert spec.shared_ns == 0 and spec.wait_cycles == (0.0, 0.0, 0.0)
