@@ -53,7 +53,7 @@ def trip_markers() -> list[tuple[str, int, str]]:
 def _tool(name: str) -> str:
     found = shutil.which(name)
     if found is None:
-        raise InputError(f"{name} is not on PATH (it comes with the CUDA toolkit, or the nvidia-cuda-{name.replace('nv', '')} wheel)")
+        raise InputError(f"{name} is not on PATH (it comes with the CUDA toolkit, or the nvidia-cuda-{name} wheel)")
     return found
 
 
