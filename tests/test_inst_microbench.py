@@ -62,8 +62,8 @@ def test_block_scan_is_the_scan_kernels_own_code():
     scan = (ROOT / "gpu_validate" / "cuda" / "scan.cu").read_text(encoding="utf-8")
     ours = SOURCE.read_text(encoding="utf-8").split("im_block_scan(")[1]
     lines = ["const int inclusive = warp_inclusive_sum(degree, lane);", "if (lane == 31) warp_total[warp] = inclusive;",
-             "__syncthreads();", "int before = 0, total = 0;", "for (int w = 0; w < (C >> 5); ++w) {",
-             "int t = warp_total[w];", "if (w < warp) before += t;", "total += t;",
+             "__syncthreads();", "int before = 0, total = 0;", "for (int w = 0; w < BFS_BLOCK / 32; ++w) {",
+             "const int t = w < (C >> 5) ? warp_total[w] : 0;", "if (w < warp) before += t;", "total += t;",
              "offset[tid] = tid < count ? before + inclusive - degree : total;"]
     for line in lines:
         assert line in scan and line in ours, line

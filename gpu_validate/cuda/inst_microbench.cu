@@ -203,8 +203,9 @@ im_block_scan(long long* records, long long steps, int ways, unsigned* sink) {
         if (lane == 31) warp_total[warp] = inclusive;
         __syncthreads();
         int before = 0, total = 0;
-        for (int w = 0; w < (C >> 5); ++w) {
-            int t = warp_total[w];
+#pragma unroll
+        for (int w = 0; w < BFS_BLOCK / 32; ++w) {  // unrolled: straight-line code, once per step
+            const int t = w < (C >> 5) ? warp_total[w] : 0;
             if (w < warp) before += t;
             total += t;
         }
