@@ -5,15 +5,14 @@
 build, same options), disassembles it with `nvdisasm -c -gi -hex` (instructions, their control words
 and inlined source lines) and writes one listing per kernel to `<out>/<arch>/<kernel>.sass`, headed by
 its provenance and by the `// trips: EVENT` markers of the CUDA sources (which loop or branch runs
-how often: `opmachine.instructions` reads them). With a GPU the code is the cubin CuPy compiled with
-NVRTC (read from its kernel cache: run with CUPY_CACHE_DIR set to an empty folder), the very binary
-the validation runs; `--nvcc` compiles with nvcc instead (no GPU needed).
+how often: `opmachine.instructions` reads them). `--nvrtc LIB` compiles with the NVRTC library the
+validation's CuPy uses (the `nvidia-cuda-nvrtc` wheel carries it), `--nvcc` with nvcc; neither needs a
+GPU.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
-import os
 import re
 import shutil
 import subprocess
@@ -28,6 +27,9 @@ from simdmodel.strategies import Mapping
 from .modules import FIXED_SOURCES, compile_options, cuda_dir, expansion_source
 
 GROUP_SIZES = (1, 2, 4, 8, 16, 32)
+CUPY_NVRTC_OPTIONS = ("-ftz=true", "--device-as-default-execution-space")
+"""What CuPy 14's RawModule adds to the options it is given (besides include paths), so NVRTC here
+builds the binary CuPy builds (seen on the device by wrapping cupy_backends' nvrtc.compileProgram)."""
 _MARKER = re.compile(r"//\s*trips:\s*([a-z_]+)")
 
 
@@ -59,35 +61,17 @@ def _tool(name: str) -> str:
 
 def cubin_nvcc(file_name: str, entry: str, template: bool, arch: str, work: Path) -> bytes:
     """The plain build of one kernel compiled by nvcc for `arch` (sm_XX)."""
-    source = work / f"listing_{abs(hash(entry))}.cu"
+    source = work / (re.sub(r"\W+", "_", entry) + ".cu")
     text = f'#include "{file_name}"\n'
     if template:  # a host reference instantiates the template, as NVRTC's name expression does
         text += f"void* simdmodel_instantiate() {{ return (void*)&{entry}; }}\n"
     source.write_text(text, encoding="utf-8")
     out = source.with_suffix(".cubin")
-    command = [_tool("nvcc"), "-cubin", f"-arch={arch}", *compile_options(False), "-o", str(out), str(source)]
+    command = [_tool("nvcc"), "-cubin", f"-arch={arch}", *compile_options(False), "-ftz=true", "-o", str(out), str(source)]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise InputError(f"nvcc failed on {file_name}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
     return out.read_bytes()
-
-
-def cubin_cupy(file_name: str, entry: str, template: bool, cache: Path) -> bytes:
-    """The plain build of one kernel exactly as the validation compiles it (CuPy's RawModule, NVRTC),
-    taken from CuPy's kernel cache (`cache` must be CUPY_CACHE_DIR, set before CuPy was imported)."""
-    import cupy
-
-    before = set(cache.rglob("*"))
-    code = (cuda_dir() / file_name).read_text(encoding="utf-8")
-    module = cupy.RawModule(code=code, options=compile_options(False), name_expressions=[entry] if template else None)
-    module.get_function(entry)
-    fresh = [p for p in set(cache.rglob("*")) - before if p.is_file()]
-    for path in fresh:
-        data = path.read_bytes()
-        start = data.find(b"\x7fELF")
-        if start >= 0:
-            return data[start:]
-    raise InputError(f"{file_name}: CuPy left no cubin in its cache {cache} (is CUPY_CACHE_DIR set before import?)")
 
 
 def cubin_nvrtc(file_name: str, entry: str, template: bool, arch: str, library: str) -> bytes:
@@ -111,7 +95,7 @@ def cubin_nvrtc(file_name: str, entry: str, template: bool, arch: str, library: 
     try:
         if template:
             check(nvrtc.nvrtcAddNameExpression(program, entry.encode()), "name expression")
-        options = [o.encode() for o in (*compile_options(False), f"-arch={arch}")]
+        options = [o.encode() for o in (*compile_options(False), *CUPY_NVRTC_OPTIONS, f"-arch={arch}")]
         check(nvrtc.nvrtcCompileProgram(program, len(options), (ctypes.c_char_p * len(options))(*options)), "compile")
         size = ctypes.c_size_t()
         check(nvrtc.nvrtcGetCUBINSize(program, ctypes.byref(size)), "cubin size")
@@ -140,44 +124,31 @@ def disassemble(cubin: bytes, work: Path) -> str:
     return re.sub(r'"[^"\n]*/([^"/\n]+)"', r'"\1"', done.stdout)
 
 
-def compiler_version(use_nvcc: bool) -> str:
-    if use_nvcc:
-        done = subprocess.run([_tool("nvcc"), "--version"], capture_output=True, text=True)
-        return "nvcc " + done.stdout.strip().splitlines()[-1]
-    import cupy
-
-    major, minor = cupy.cuda.nvrtc.getVersion()
-    return f"NVRTC {major}.{minor} (CuPy {cupy.__version__})"
+def nvcc_version() -> str:
+    done = subprocess.run([_tool("nvcc"), "--version"], capture_output=True, text=True)
+    return "nvcc " + done.stdout.strip().splitlines()[-1]
 
 
-def write_listings(out: Path, arch: str, compiler_choice: str, command: str, device: str = "",
-                   library: str | None = None) -> list[Path]:
-    """Compile (`compiler_choice`: "cupy", "nvcc" or "nvrtc" with the NVRTC `library`), disassemble and
-    write every listed kernel; returns the files written."""
+def write_listings(out: Path, arch: str, command: str, library: str | None = None) -> list[Path]:
+    """Compile with the NVRTC `library` (or nvcc when None), disassemble and write every listed kernel;
+    returns the files written."""
     markers = trip_markers()
-    use_nvcc = compiler_choice == "nvcc"
-    compiler = nvrtc_version(library) if compiler_choice == "nvrtc" else compiler_version(use_nvcc)
+    compiler = nvrtc_version(library) if library else nvcc_version()
+    options = (*compile_options(False), *(CUPY_NVRTC_OPTIONS if library else ("-ftz=true",)))
     date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     written = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        cache = Path(os.environ.get("CUPY_CACHE_DIR", ""))
-        if compiler_choice == "cupy" and not cache.is_dir():
-            raise InputError("set CUPY_CACHE_DIR to an empty folder (CuPy's compiled kernels are read from it)")
-        if use_nvcc:
+        if library is None:
             for path in cuda_dir().glob("*.cu*"):
                 shutil.copy(path, work / path.name)
         for label, (file_name, entry, template) in listed_kernels().items():
-            if compiler_choice == "nvcc":
-                cubin = cubin_nvcc(file_name, entry, template, arch, work)
-            elif compiler_choice == "nvrtc":
-                cubin = cubin_nvrtc(file_name, entry, template, arch, library)
-            else:
-                cubin = cubin_cupy(file_name, entry, template, cache)
+            cubin = (cubin_nvrtc(file_name, entry, template, arch, library) if library
+                     else cubin_nvcc(file_name, entry, template, arch, work))
             header = [f"// SASS of kernel {label} ({entry}, {file_name}) for {arch}",
-                      f"// compiler: {compiler}, options: {' '.join(o for o in compile_options(False) if not o.startswith('-I'))} -arch={arch}",
+                      f"// compiler: {compiler}, options: {' '.join(o for o in options if not o.startswith('-I'))} -arch={arch}",
                       "// disassembled by: nvdisasm -c -gi -hex",
-                      f"// made by: {command} ({date}{', ' + device if device else ''})"]
+                      f"// made by: {command} ({date})"]
             header += [f"// trips {file}:{line} {event}" for file, line, event in markers]
             target = out / arch / f"{label}.sass"
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -190,30 +161,20 @@ def main(argv=None) -> int:
     """CLI: write the SASS listings (exit 2 with one line on bad input or a missing tool)."""
     parser = argparse.ArgumentParser(prog="python -m gpu_validate.sass", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder of the listings (the package's is opmachine/sass)")
-    parser.add_argument("--arch", help="target, e.g. sm_90 (default: the GPU's)")
-    compilers = parser.add_mutually_exclusive_group()
+    parser.add_argument("--arch", required=True, help="target architecture, e.g. sm_90")
+    compilers = parser.add_mutually_exclusive_group(required=True)
     compilers.add_argument("--nvcc", action="store_true", help="compile with nvcc (no GPU needed)")
     compilers.add_argument("--nvrtc", metavar="LIB", help="compile with this NVRTC library (libnvrtc.so.13, from the "
                            "nvidia-cuda-nvrtc wheel), CuPy's compiler without CuPy (no GPU needed)")
     args = parser.parse_args(argv)
     command = "python -m gpu_validate.sass " + " ".join(sys.argv[1:] if argv is None else argv)
     try:
-        device = ""
         arch = args.arch
-        offline = args.nvcc or args.nvrtc
-        if arch is None or not offline:
-            from .device import device_info, require_gpu
-
-            require_gpu()
-            info = device_info()
-            device = info["device"]
-            arch = arch or "sm_" + info["compute_capability"].replace(".", "")
         if not re.fullmatch(r"sm_\d+a?", arch):
             raise InputError(f"--arch must look like sm_90, got {arch!r}")
         if args.nvrtc and not Path(args.nvrtc).is_file():
             raise InputError(f"--nvrtc {args.nvrtc}: no such file")
-        choice = "nvcc" if args.nvcc else "nvrtc" if args.nvrtc else "cupy"
-        written = write_listings(Path(args.out), arch, choice, command, device, args.nvrtc)
+        written = write_listings(Path(args.out), arch, command, args.nvrtc)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .instructions import CLASSES
 from .kernels import OP
 
 HOT = "L2S"
@@ -101,8 +102,6 @@ def slot_instructions(instructions, warps: int, physical_warps: int, model: Crit
     from its `instructions.WarpInstructions` (launched warp w on slot w mod slots)."""
     slots = min(physical_warps, max(warps, 1))
     slot = np.arange(instructions.by_class.shape[0]) % slots
-    from .instructions import CLASSES
-
     count = instructions.by_class.sum(axis=1)
     shared = instructions.by_class[:, CLASSES.index("shared_ld")] + instructions.by_class[:, CLASSES.index("shared_st")]
     path = (instructions.stall_cycles + instructions.waits @ np.asarray(model.wait_cycles)) * model.cycle_ns

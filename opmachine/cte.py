@@ -56,6 +56,7 @@ from simdmodel.errors import InputError
 from simdmodel.strategies import WARP_SIZE
 
 from .kernels import DEFAULT_BLOCK, Kernel, Launch, check_block, check_grid
+from .kernels.expand import unit_warp
 from .predict import expansion_launch
 
 LOG2_WARP = WARP_SIZE.bit_length() - 1  # log2 W = 5
@@ -207,7 +208,7 @@ def _slot_sums(warp_ns, warps, physical_warps, unit_warps):
     slots = warps // unit_warps
     out = np.zeros(min(warps, physical_warps), dtype=np.float64)
     for c in range(warp_ns.size):
-        launched = ((c // unit_warps) % slots) * unit_warps + c % unit_warps
+        launched = unit_warp(c // unit_warps, unit_warps, slots) + c % unit_warps
         out[launched % physical_warps] += warp_ns[c]
     return out
 

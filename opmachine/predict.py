@@ -24,7 +24,8 @@ from .bfs_machine import SERVERS
 from .cache import SetAssocState
 from .critical import CriticalPathModel, launch_time, slot_instructions, slot_loads
 from .instructions import LaunchCode
-from .kernels import DEFAULT_BLOCK, Kernel, Launch, compact_counts, compact_jobs, expansion_jobs, topo_jobs
+from .kernels import (DEFAULT_BLOCK, Kernel, Launch, compact_counts, compact_jobs, compact_warp_steps, expansion_jobs,
+                      topo_jobs)
 from .layout import layout_for
 from .machine import OperatorMachine, Server
 from .memory import L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, l2_geometry, simulate_launch_outcomes
@@ -273,16 +274,14 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
             next_front = frontiers.frontier(level + 1) if level + 1 < frontiers.depth else front[:0]
             compact = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
             took = instructions = None
+            if code is not None:
+                instructions = code.compaction(*compact_warp_steps(graph.n, next_front, compact.warps), compact.block)
             if l2_state is None and critical is None:  # cold, Eq. 4: the closed form is enough
                 counts, per_warp = compact_counts(graph.n, next_front, compact.warps, profile.dram_block_bytes)
-                if code is not None:
-                    trace = compact_jobs(graph.n, next_front, compact.warps, layout)
-                    instructions = code.compaction(trace, compact.block)
             else:  # a warm L2 or the critical-path time needs the launch's jobs one by one
                 trace = compact_jobs(graph.n, next_front, compact.warps, layout)
                 counts, _, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
                 per_warp = jobs_per_warp(trace)
-                instructions = code.compaction(trace, compact.block) if code is not None else None
                 took = time_of(trace, outcomes, instructions)
             rows.append(_launch_row(level, kernel.label, "compact", compact, next_front.size, 0, counts, per_warp,
                                     profile, load, mode, took, instructions))

@@ -95,6 +95,27 @@ __device__ __forceinline__ int warp_inclusive_sum(int value, int lane) {
     return value;
 }
 
+// Block-wide exclusive prefix sum of `value` over the block's threads (at most BFS_BLOCK): each warp
+// scans with shuffles, its last lane writes the warp's total to `warp_total` (BFS_BLOCK / 32 ints of
+// shared memory), a barrier, then every thread adds the totals of the warps before its own (straight
+// unrolled code). Returns the sum over the threads before this one; `*total` gets the block's sum.
+// The caller's next barrier guards `warp_total` before it is written again.
+__device__ __forceinline__ int block_exclusive_sum(int value, int* warp_total, int* total) {
+    const int lane = lane_id(), warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const int inclusive = warp_inclusive_sum(value, lane);
+    if (lane == 31) warp_total[warp] = inclusive;
+    __syncthreads();
+    int before = 0, sum = 0;
+#pragma unroll
+    for (int w = 0; w < BFS_BLOCK / 32; ++w) {
+        const int t = w < warps ? warp_total[w] : 0;
+        if (w < warp) before += t;
+        sum += t;
+    }
+    *total = sum;
+    return before + inclusive - value;
+}
+
 // The entry that owns edge i: the last of offset[0 .. last] that is <= i (binary search in shared
 // memory, no global memory job; the owner has degree > 0).
 __device__ __forceinline__ int owner_of(const int* offset, int last, int i) {

@@ -23,8 +23,8 @@
 //   lane gives the shared-load latency; four per lane over a full wave the SM's wavefront rate.
 //   `ways` = k puts k lanes of a warp on one bank (different words): k wavefronts per access.
 // - im_barrier: __syncthreads() only, in 256-thread blocks, 8 per SM (BFS_BLOCK, BFS_MIN_BLOCKS).
-// - im_block_scan: the block-wide prefix sum of `scan.cu` (warp_inclusive_sum, warp totals in shared
-//   memory, __syncthreads, the loop over the C / 32 warp totals, __syncthreads), 256 ints a scan.
+// - im_block_scan: the block-wide prefix sum of `scan.cu` (`block_exclusive_sum` of bfs_common.cuh and
+//   the barrier after it), 256 ints a scan.
 #include "bfs_common.cuh"
 
 #define IM_ALU_UNROLL 128      // dependent adds per chain per step
@@ -183,7 +183,7 @@ im_barrier(long long* records, long long steps, int ways, unsigned* sink) {
     im_keep((unsigned)ways + (unsigned)steps, sink);
 }
 
-// One step: the block prefix sum of bfs_expand_scan (scan.cu) over `degree`, written to offset[]
+// One step: the block prefix sum of bfs_expand_scan (scan.cu, `block_exclusive_sum`) over `degree`, written to offset[]
 // as scan.cu writes it; the next step's degree comes from this one's total (one add and one and),
 // so no scan can be hoisted or merged with another.
 extern "C" __global__ void __launch_bounds__(BFS_BLOCK, BFS_MIN_BLOCKS)
@@ -192,24 +192,14 @@ im_block_scan(long long* records, long long steps, int ways, unsigned* sink) {
     __shared__ int warp_total[BFS_BLOCK / 32];
     const int C = blockDim.x;
     const int tid = threadIdx.x;
-    const int lane = lane_id();
-    const int warp = tid >> 5;
     const int count = min(C, ways * C);
     int degree = (tid * 7) & 15;
     const ImStart start = im_start();
 #pragma unroll 1
     for (long long s = 0; s < steps; ++s) {
-        const int inclusive = warp_inclusive_sum(degree, lane);
-        if (lane == 31) warp_total[warp] = inclusive;
-        __syncthreads();
-        int before = 0, total = 0;
-#pragma unroll
-        for (int w = 0; w < BFS_BLOCK / 32; ++w) {  // unrolled: straight-line code, once per step
-            const int t = w < (C >> 5) ? warp_total[w] : 0;
-            if (w < warp) before += t;
-            total += t;
-        }
-        offset[tid] = tid < count ? before + inclusive - degree : total;
+        int total;
+        const int before = block_exclusive_sum(degree, warp_total, &total);
+        offset[tid] = tid < count ? before : total;
         __syncthreads();
         degree = (total + tid) & 15;
     }

@@ -13,7 +13,6 @@ bfs_expand_scan(const int* queue, int size, const int* row_start, const int* edg
     __shared__ int warp_total[BFS_BLOCK / 32];
     const int C = blockDim.x;
     const int tid = threadIdx.x;
-    const int lane = lane_id();
     const int warp = tid >> 5;
     for (int chunk = blockIdx.x; chunk * C < size; chunk += gridDim.x) {  // trips: step
         const int count = min(C, size - chunk * C);
@@ -21,19 +20,10 @@ bfs_expand_scan(const int* queue, int size, const int* row_start, const int* edg
         if (warp * 32 < count) {  // trips: vertex (a warp with no entry issues no load at all)
             if (tid < count) load_vertex(queue, row_start, chunk * C + tid, &begin, &end, counters);
         }
-        int degree = end - begin;
-        const int inclusive = warp_inclusive_sum(degree, lane);
-        if (lane == 31) warp_total[warp] = inclusive;
-        __syncthreads();
-        int before = 0, total = 0;
-#pragma unroll
-        for (int w = 0; w < BFS_BLOCK / 32; ++w) {  // unrolled: straight-line code, once per step
-            const int t = w < (C >> 5) ? warp_total[w] : 0;
-            if (w < warp) before += t;
-            total += t;
-        }
+        int total;
+        const int before = block_exclusive_sum(end - begin, warp_total, &total);
         first_edge[tid] = begin;
-        offset[tid] = tid < count ? before + inclusive - degree : total;
+        offset[tid] = tid < count ? before : total;
         __syncthreads();
 #pragma unroll 1
         for (int i = tid; i < total; i += C) {  // trips: round

@@ -28,7 +28,6 @@ import importlib.resources
 import math
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -36,6 +35,7 @@ import pandas as pd
 from simdmodel.errors import InputError
 
 from ..device import require_gpu
+from .raw import read_table, refuse_first, typed_table
 
 ALU_UNROLL = 128
 SHFL_UNROLL = 64
@@ -159,10 +159,6 @@ def reduce_records(records: np.ndarray, blocks_per_sm: int, label: str = "launch
     return len(sm), float(np.median(spans[0])), float(np.median(spans[1]))
 
 
-def _one_line(text) -> str:
-    return " ".join(str(text).split())
-
-
 def check_raw(table: pd.DataFrame, label: str = "raw instruction table") -> pd.DataFrame:
     """Validate a raw table (RAW_COLUMNS) and return it typed; InputError names the row.
 
@@ -170,58 +166,21 @@ def check_raw(table: pd.DataFrame, label: str = "raw instruction table") -> pd.D
     1 except in the `shared` test, where it is one of CONFLICT_WAYS; cycles, ns, event_ns are numbers
     > 0; cycles_per_op = cycles / ops (relative 1e-6).
     """
-    if not isinstance(table, pd.DataFrame):
-        raise InputError(f"{label}: expected a table, got {type(table).__name__}")
-    missing = [c for c in RAW_COLUMNS if c not in table.columns]
-    if missing:
-        raise InputError(f"{label}: missing column(s) {', '.join(missing)} (needs {', '.join(RAW_COLUMNS)})")
-    if table.empty:
-        raise InputError(f"{label}: no rows")
-    out = pd.DataFrame({"test": table["test"].astype(str).str.strip()})
-    bad = ~out["test"].isin(list(TESTS))
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"{label}: row {i + 1}: unknown test {_one_line(out['test'].iloc[i])[:40]!r} "
-                         f"(known: {', '.join(TESTS)})")
-    floats = ("cycles", "ns", "event_ns", "cycles_per_op")
-    for column in RAW_COLUMNS[1:]:
-        values = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=np.float64)
-        bad = ~np.isfinite(values) | (values <= 0)
-        if column not in floats:
-            bad |= np.isfinite(values) & ((values != np.round(values)) | (values > 2**62))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            kind = "a number > 0" if column in floats else "an integer >= 1"
-            raise InputError(f"{label}: row {i + 1}: {column} must be {kind}, got {_one_line(table[column].iloc[i])[:40]!r}")
-        out[column] = values if column in floats else values.astype(np.int64)
+    out = typed_table(table, label, RAW_COLUMNS, tuple(TESTS), ("cycles", "ns", "event_ns", "cycles_per_op"))
     shared = (out["test"] == "shared").to_numpy()
-    checks = (
+    refuse_first((
         (shared & ~out["ways"].isin(CONFLICT_WAYS).to_numpy(),
          f"ways of the shared test must be one of {', '.join(map(str, CONFLICT_WAYS))}"),
         (~shared & (out["ways"] != 1).to_numpy(), "ways must be 1 outside the shared test"),
         (~np.isclose(out["cycles_per_op"], out["cycles"] / out["ops"], rtol=1e-6, atol=0),
          "cycles_per_op must equal cycles / ops"),
-    )
-    for bad, message in checks:
-        bad = np.asarray(bad, dtype=bool)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"{label}: row {i + 1}: {message}")
+    ), label)
     return out
 
 
 def read_raw(path) -> pd.DataFrame:
     """Read and validate a raw instruction table (CSV, RAW_COLUMNS; '#' lines are comments)."""
-    path = Path(path)
-    try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8", comment="#")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as error:
-        raise InputError(f"{path}: not a readable CSV table ({_one_line(error)[:120]})") from None
-    return check_raw(table, str(path))
+    return read_table(path, check_raw, comment="#")
 
 
 def _round(x: float) -> float:

@@ -31,6 +31,60 @@ def _one_line(text) -> str:
     return " ".join(str(text).split())
 
 
+def typed_table(table, label: str, columns: tuple, known: tuple, floats: tuple) -> pd.DataFrame:
+    """The shared checks of a raw table, typed: `columns` present, at least one row, the first column's
+    value one of `known`, every other column a finite number > 0 and, unless in `floats`, an integer."""
+    if not isinstance(table, pd.DataFrame):
+        raise InputError(f"{label}: expected a table, got {type(table).__name__}")
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise InputError(f"{label}: missing column(s) {', '.join(missing)} (needs {', '.join(columns)})")
+    if table.empty:
+        raise InputError(f"{label}: no rows")
+    name = columns[0]
+    out = pd.DataFrame({name: table[name].astype(str).str.strip()})
+    bad = ~out[name].isin(list(known))
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(f"{label}: row {i + 1}: unknown {name} {_one_line(out[name].iloc[i])[:40]!r} "
+                         f"(known: {', '.join(known)})")
+    for column in columns[1:]:
+        values = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(values) | (values <= 0)
+        if column not in floats:
+            bad |= np.isfinite(values) & ((values != np.round(values)) | (values > 2**62))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            kind = "a number > 0" if column in floats else "an integer >= 1"
+            raise InputError(f"{label}: row {i + 1}: {column} must be {kind}, got "
+                             f"{_one_line(table[column].iloc[i])[:40]!r}")
+        out[column] = values if column in floats else values.astype(np.int64)
+    return out
+
+
+def refuse_first(checks, label: str) -> None:
+    """InputError naming the first row of the first (mask, message) check that fails."""
+    for bad, message in checks:
+        bad = np.asarray(bad, dtype=bool)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(f"{label}: row {i + 1}: {message}")
+
+
+def read_table(path, check, comment: str | None = None) -> pd.DataFrame:
+    """Read a raw CSV as text and hand it to `check(table, label)`; InputError on an unreadable file."""
+    path = Path(path)
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8", comment=comment)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory") from None
+    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as error:
+        raise InputError(f"{path}: not a readable CSV table ({_one_line(error)[:120]})") from None
+    return check(table, str(path))
+
+
 def check_raw(table: pd.DataFrame, label: str = "raw table") -> pd.DataFrame:
     """Validate a raw measurement table and return it typed (ints, floats); InputError names the row.
 
@@ -38,57 +92,19 @@ def check_raw(table: pd.DataFrame, label: str = "raw table") -> pd.DataFrame:
     integers >= 1 with mlp = warps x per_warp and requests a multiple of mlp; elapsed_ns > 0 and
     finite; ns_per_request = elapsed_ns / requests (relative 1e-6).
     """
-    if not isinstance(table, pd.DataFrame):
-        raise InputError(f"{label}: expected a table, got {type(table).__name__}")
-    missing = [c for c in RAW_COLUMNS if c not in table.columns]
-    if missing:
-        raise InputError(f"{label}: missing column(s) {', '.join(missing)} (needs {', '.join(RAW_COLUMNS)})")
-    if table.empty:
-        raise InputError(f"{label}: no rows")
-    out = pd.DataFrame({"curve": table["curve"].astype(str).str.strip()})
-    known = CURVES + SIDE_CURVES
-    bad = ~out["curve"].isin(known)
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(f"{label}: row {i + 1}: unknown curve {_one_line(out['curve'].iloc[i])[:40]!r} "
-                         f"(known: {', '.join(known)})")
-    for column in ("warps", "per_warp", "mlp", "requests", "elapsed_ns", "ns_per_request"):
-        values = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=np.float64)
-        bad = ~np.isfinite(values) | (values <= 0)
-        if column not in ("elapsed_ns", "ns_per_request"):
-            bad |= np.isfinite(values) & ((values != np.round(values)) | (values > 2**62))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            kind = "a number > 0" if column in ("elapsed_ns", "ns_per_request") else "an integer >= 1"
-            raise InputError(f"{label}: row {i + 1}: {column} must be {kind}, got "
-                             f"{_one_line(table[column].iloc[i])[:40]!r}")
-        out[column] = values.astype(np.int64) if column not in ("elapsed_ns", "ns_per_request") else values
-    checks = (
+    out = typed_table(table, label, RAW_COLUMNS, CURVES + SIDE_CURVES, ("elapsed_ns", "ns_per_request"))
+    refuse_first((
         (out["mlp"] != out["warps"] * out["per_warp"], "mlp must equal warps x per_warp"),
         (out["requests"] % out["mlp"] != 0, "requests must be a multiple of mlp (steps x chains)"),
         (~np.isclose(out["ns_per_request"], out["elapsed_ns"] / out["requests"], rtol=1e-6, atol=0),
          "ns_per_request must equal elapsed_ns / requests"),
-    )
-    for bad, message in checks:
-        bad = np.asarray(bad, dtype=bool)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise InputError(f"{label}: row {i + 1}: {message}")
+    ), label)
     return out
 
 
 def read_raw(path) -> pd.DataFrame:
     """Read and validate a raw measurement CSV (columns RAW_COLUMNS); InputError on any problem."""
-    path = Path(path)
-    try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError, ValueError, OSError) as error:
-        raise InputError(f"{path}: not a readable CSV table ({_one_line(error)[:120]})") from None
-    return check_raw(table, str(path))
+    return read_table(path, check_raw)
 
 
 def _round6(x: np.ndarray) -> np.ndarray:

@@ -14,11 +14,11 @@ import numpy as np
 
 from .code import WAITS, KernelCode, kernel_code, warp_instructions
 from .listing import CLASSES, Listing, instruction_class, load_listing, parse_listing
-from .trips import compact_trips, expansion_trips, topo_trips, unit_steps
+from .trips import compact_trips, expansion_trips, steps_per_warp, topo_trips
 
 __all__ = ["CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of", "compact_trips",
            "expansion_trips", "has_listing", "instruction_class", "kernel_code", "listing_name", "load_listing", "parse_listing",
-           "topo_trips", "unit_steps", "warp_instructions"]
+           "steps_per_warp", "topo_trips", "warp_instructions"]
 
 
 def has_listing(kernel: str, arch: str) -> bool:
@@ -88,5 +88,6 @@ class LaunchCode:
     def expansion(self, trace, geometry, front_size: int) -> WarpInstructions:
         return WarpInstructions(*warp_instructions(self.main, expansion_trips(trace, geometry, front_size)))
 
-    def compaction(self, trace, block: int) -> WarpInstructions:
-        return WarpInstructions(*warp_instructions(self.compact, compact_trips(trace, block)))
+    def compaction(self, steps, stores, block: int) -> WarpInstructions:
+        """From each warp's steps and stores (`kernels.compact_warp_steps`)."""
+        return WarpInstructions(*warp_instructions(self.compact, compact_trips(steps, stores, block)))

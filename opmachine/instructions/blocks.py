@@ -60,12 +60,16 @@ def _target_index(listing: Listing, ins: Instruction, index_of: dict) -> int:
     return index_of[offset]
 
 
-def _dominators(succ: list[list[int]], reachable: list[int]) -> dict[int, set[int]]:
+def _predecessors(succ: list[list[int]], reachable: list[int]) -> dict[int, list[int]]:
     pred = {b: [] for b in reachable}
     for b in reachable:
         for s in succ[b]:
             if s in pred:
                 pred[s].append(b)
+    return pred
+
+
+def _dominators(pred: dict[int, list[int]], reachable: list[int]) -> dict[int, set[int]]:
     everything = set(reachable)
     dom = {b: set(everything) for b in reachable}
     dom[reachable[0]] = {reachable[0]}
@@ -109,7 +113,8 @@ def block_events(listing: Listing) -> list[Block]:
                 seen.add(s)
                 stack.append(s)
     reachable = [0] + sorted(seen - {0})
-    dom = _dominators(succ, reachable)
+    pred = _predecessors(succ, reachable)
+    dom = _dominators(pred, reachable)
     # natural loops, one per header: body and the marker of its back-edge branches
     loops: dict[int, tuple[set[int], str | None, int]] = {}
     for b in reachable:
@@ -119,8 +124,8 @@ def block_events(listing: Listing) -> list[Block]:
                 work = [b] if b != h else []  # a one-block loop has no other members
                 while work:
                     x = work.pop()
-                    for p in reachable:
-                        if x in succ[p] and p not in body:
+                    for p in pred[x]:
+                        if p not in body:
                             body.add(p)
                             work.append(p)
                 branch = code[ends[b] - 1]

@@ -2,8 +2,8 @@
 
 Each instruction keeps its offset, guard, opcode and operands, the source frames of its line info
 (innermost first, inlined-at frames after) and its Volta+ control word (the high 64 bits of the
-128-bit encoding): the stall cycles the compiler scheduled after it, the scoreboards it sets and the
-ones it waits on. The listing's header names, per source line, the `// trips: EVENT` markers that
+128-bit encoding), of which the model reads the stall cycles the compiler scheduled after it. The
+listing's header names, per source line, the `// trips: EVENT` markers that
 say how often a loop or a branch runs (`instructions.blocks` applies them).
 """
 from __future__ import annotations
@@ -75,11 +75,6 @@ class Instruction:
         return (self.control >> 41) & 0xF
 
     @property
-    def write_barrier(self) -> int:
-        """Scoreboard this (variable-latency) instruction sets on completion, or 7 for none."""
-        return (self.control >> 46) & 0x7
-
-    @property
     def target(self) -> str | None:
         """The label a branch goes to (BRA, BRA.DIV, CALL), or None."""
         if self.op not in ("BRA", "CALL"):
@@ -109,7 +104,6 @@ class Listing:
     instructions: tuple[Instruction, ...]
     labels: dict
     markers: dict
-    header: tuple[str, ...]
 
     def marker_of(self, instruction: Instruction) -> str | None:
         """The trip event marked on any source frame of `instruction`, innermost first."""
@@ -121,7 +115,7 @@ class Listing:
 
 def parse_listing(text: str, kernel: str, source: str = "listing") -> Listing:
     """Read one kernel's listing; any malformed line or a second function is one InputError."""
-    header, instructions, labels, markers = [], [], {}, {}
+    instructions, labels, markers = [], {}, {}
     frames: tuple = ()
     function = None
     pending_labels: list[str] = []
@@ -154,8 +148,6 @@ def parse_listing(text: str, kernel: str, source: str = "listing") -> Listing:
             trips = _TRIPS.match(stripped)
             if trips:
                 markers[(trips.group(1), int(trips.group(2)))] = trips.group(3)
-            if not instructions and function is None:
-                header.append(stripped)
             continue
         found = _FUNCTION.match(stripped)
         if found:
@@ -187,7 +179,7 @@ def parse_listing(text: str, kernel: str, source: str = "listing") -> Listing:
     end = instructions[-1].offset + 16
     for label in pending_labels:
         labels[label] = end
-    return Listing(kernel, function, tuple(instructions), labels, markers, tuple(header))
+    return Listing(kernel, function, tuple(instructions), labels, markers)
 
 
 @functools.cache

@@ -6,7 +6,8 @@ already knows, per launched warp:
 - `warp`: once; `active`: once if the warp takes a step (code after the early exit);
   `block`: once on each block's first warp (a `threadIdx.x == 0` branch);
 - `step`: grid-stride steps: work units the strategy's geometry deals to the warp (virtual warp /
-  CTA chunk c on warp slot c mod slots), for `topo` and the compaction one ANI job per step;
+  CTA chunk c on warp slot c mod slots), for `topo` one ANI job per step, for the compaction the
+  chunks it walks (`kernels.compact_warp_steps`);
 - `vertex`: steps in which some lane reads an edge range (ERL jobs / 2);
 - `round`: inner-loop iterations of the warp (one EDL job each); `store`: iterations or chunks with a
   store (OP jobs); `search`: binary-search steps, ceil(log2 entries) per round over the unit's
@@ -26,7 +27,7 @@ def _per_warp(trace, server: int) -> np.ndarray:
     return np.bincount(trace.warp[trace.server == server], minlength=trace.warps).astype(np.float64)
 
 
-def unit_steps(units: int, unit_warps: int, warps: int) -> np.ndarray:
+def steps_per_warp(units: int, unit_warps: int, warps: int) -> np.ndarray:
     """Steps per launched warp when unit c runs on the `unit_warps` warps of slot c mod (warps // unit_warps)."""
     slots = max(warps // unit_warps, 1)
     slot = np.arange(warps) // unit_warps
@@ -53,15 +54,17 @@ def expansion_trips(trace, geometry, front_size: int) -> dict:
     units = -(-front_size // geometry.unit_entries)
     common = _common(trace)
     search = int(np.ceil(np.log2(geometry.unit_entries))) if geometry.unit_entries > 1 else 0
-    return _with_active({**common, "step": unit_steps(units, geometry.unit_warps, trace.warps),
+    return _with_active({**common, "step": steps_per_warp(units, geometry.unit_warps, trace.warps),
                          "search": common["round"] * search})
 
 
-def compact_trips(trace, block: int) -> dict:
-    """Trips per warp of a compaction launch in blocks of `block` threads (tile t on block t)."""
+def compact_trips(steps: np.ndarray, stores: np.ndarray, block: int) -> dict:
+    """Trips per warp of a compaction launch in blocks of `block` threads (tile t on block t), from each
+    warp's steps and stores (`kernels.compact_warp_steps`)."""
     warps_per_block = block // 32
-    warp = np.arange(trace.warps)
+    warp = np.arange(steps.size)
     tile, k = warp // warps_per_block, warp % warps_per_block
-    return _with_active({**_common(trace), "step": _per_warp(trace, ANI), "block": (k == 0).astype(np.float64),
+    return _with_active({"warp": np.ones(steps.size), "step": steps.astype(np.float64),
+                         "store": stores.astype(np.float64), "block": (k == 0).astype(np.float64),
                          "lookback": (tile >= 1).astype(np.float64),
                          "poll": ((tile >= 1) & (tile - 1 >= 32 * k)).astype(np.float64)})

@@ -14,7 +14,7 @@ from simdmodel.errors import InputError
 from simdmodel.strategies import STRATEGIES, WARP_SIZE, Mapping, check_cta_size, parse_mapping
 
 from ._jobs import ANI, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobTrace
-from .compact import compact_chunks_per_warp, compact_counts, compact_jobs
+from .compact import compact_chunks_per_warp, compact_counts, compact_jobs, compact_warp_steps
 from .expand import expansion_jobs
 from .topo import topo_jobs
 
@@ -97,6 +97,6 @@ def check_grid(grid: int) -> int:
 
 __all__ = [
     "ANI", "NF1", "ERL", "EDL", "NF2", "OP", "SERVER_FIELDS", "DEFAULT_BLOCK", "TOPO", "JobTrace", "Kernel",
-    "Launch", "check_block", "check_grid", "compact_chunks_per_warp", "compact_counts", "compact_jobs",
+    "Launch", "check_block", "check_grid", "compact_chunks_per_warp", "compact_counts", "compact_jobs", "compact_warp_steps",
     "expansion_jobs", "parse_kernel", "topo_jobs",
 ]

@@ -39,6 +39,18 @@ def compact_chunks_per_warp(n: int, warps: int) -> int:
     return max(1, _ceil(_ceil(n, 32), warps))
 
 
+def _warp_chunks(n: int, passing_chunks: np.ndarray, warps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per launched warp: the chunks it walks and those of them with a passing node."""
+    per_chunk_warp = compact_chunks_per_warp(n, warps)
+    return (np.bincount(np.arange(_ceil(n, 32)) // per_chunk_warp, minlength=warps),
+            np.bincount(passing_chunks // per_chunk_warp, minlength=warps))
+
+
+def compact_warp_steps(n: int, next_front: np.ndarray, warps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per launched warp: its steps (one NF1 and one ANI job each) and its stores (one OP job each)."""
+    return _warp_chunks(n, _passing_chunks(next_front)[0], warps)
+
+
 def compact_counts(n: int, next_front: np.ndarray, warps: int, block_bytes: int):
     """Per-server counts (6 servers x SERVER_FIELDS, int64) and jobs per launched warp of one launch.
 
@@ -57,10 +69,8 @@ def compact_counts(n: int, next_front: np.ndarray, warps: int, block_bytes: int)
         distinct = _ceil(next_front.size, ELEMENTS_PER_SECTOR)
         blocks = _ceil(distinct, sectors_per_block)
         counts[OP] = (passing_chunks.size, touched, touched - distinct, distinct, distinct - blocks, blocks)
-    per_chunk_warp = compact_chunks_per_warp(n, warps)
-    per_warp = 2 * np.bincount(np.arange(steps) // per_chunk_warp, minlength=warps)
-    per_warp += np.bincount(passing_chunks // per_chunk_warp, minlength=warps)
-    return counts, per_warp
+    walked, stores = _warp_chunks(n, passing_chunks, warps)
+    return counts, 2 * walked + stores
 
 
 @numba.njit(cache=True)

@@ -24,6 +24,12 @@ INPUT_SECTORS_PER_WARP = 72  # ANI: <= 5 queue sectors of 32 entries; ERL: <= 2 
 
 
 @numba.njit(cache=True)
+def unit_warp(unit, unit_warps, slots):
+    """The first launched warp of work unit `unit`: unit slot unit % slots, `unit_warps` warps a slot."""
+    return (unit % slots) * unit_warps
+
+
+@numba.njit(cache=True)
 def unit_steps(step_warp, unit_warps, units):
     """First step of each unit (units + 1 offsets): steps come in unit order."""
     out = np.zeros(units + 1, dtype=np.int64)
@@ -50,7 +56,7 @@ def _fill(indptr, indices, levels, stamp, level, front, unit_ptr, first_unit, un
         need_sectors = INPUT_SECTORS_PER_WARP * unit_warps + 3 * work
         if not fits(n_jobs, n_sectors, need_jobs, need_sectors, job_server, sectors):
             return unit, n_jobs, n_sectors, need_jobs, need_sectors
-        first_warp = ((first_unit + unit) % slots) * unit_warps
+        first_warp = unit_warp(first_unit + unit, unit_warps, slots)
         vertex = front[lo:lo + count]
         for j in range(unit_warps):
             a = j * warp_entries
