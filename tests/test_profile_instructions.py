@@ -49,10 +49,19 @@ def write(tmp_path, text, name="p.toml"):
 
 
 @pytest.mark.parametrize("name", available_profiles())
-def test_shipped_profiles_have_no_instruction_costs_yet(name):
-    # the CPU profile and the papers' GPUs have none; h100 and h200 get theirs from a measurement
+def test_shipped_instruction_costs_are_their_recorded_runs(name):
+    # the CPU profile and the papers' GPUs have none; h100 and h200 hold what their recorded raw
+    # instruction tables (tests/fixtures/microbench/<name>_instructions_raw.csv) derive to
+    from gpu_validate.microbench.instructions import costs, derive, read_raw
+
     profile = load_profile(name)
-    assert getattr(profile, "instructions", None) is None
+    raw = Path(__file__).parent / "fixtures" / "microbench" / f"{name}_instructions_raw.csv"
+    if not raw.is_file():
+        assert getattr(profile, "instructions", None) is None
+        return
+    shipped = profile.instructions
+    assert costs(derive(read_raw(raw), shipped.sub_partitions), shipped.provenance) == shipped
+    assert shipped.provenance["device"] == profile.device_name
 
 
 def test_round_trip(tmp_path):
