@@ -320,7 +320,8 @@ def test_host_driver_on_the_stand_in(h200):
 
 
 def test_command_adds_the_section_and_keeps_every_other_line(h200, tmp_path, capsys):
-    base_text = Path(load_profile("h200").path).read_text(encoding="utf-8")
+    # the shipped profile's own section (if any) is replaced: every line before it is kept
+    base_text = Path(load_profile("h200").path).read_text(encoding="utf-8").split("\n\n# [instructions]: ")[0]
     out, raw = tmp_path / "h200.toml", tmp_path / "inst.csv"
     args = ["--instructions", "--base", "h200", "--out", str(out), "--raw-instructions", str(raw), "--quick",
             "--repeats", "1", "--target-ms", "0.05"]
