@@ -8,16 +8,16 @@ Three stages, each a function, writing tidy tables (DESIGN.md "Validation ladder
 3. `predict` (CPU): opmachine's prediction of every launch with the L2 kept from launch to launch
    (mode warm: the launches are timed back to back), of the profiled source's launches with every
    launch from a cold L2 (mode simulation: what Nsight Compute measures, for the counter errors)
-   and, where ncu measured the launch, in counters mode (the measured counts replace the cold
-   simulation's). Each row names its `time_model` (`opmachine.predict.TIME_MODELS`), as the
-   prediction that made it reports it.
+   where ncu measured the launch, in counters mode (the measured counts correct the warm
+   prediction's), and by seed 004's instruction-only CTE analysis (mode cte). Each row names its
+   `time_model` (`opmachine.predict.TIME_MODELS`, or "cte"), as the prediction that made it
+   reports it.
 `compare_tables` then runs gpu_validate.compare over the tables and builds `summary.json`. Measured
 tables can be saved and predicted again later without a GPU (`--measured DIR`). `pipeline.validate_graph`
 runs the stages in order.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from opmachine.counters import INST_COLUMNS, PHASES, predict_counters
+from opmachine.counters import INST_COLUMNS, PHASES
+from opmachine.cte import cte_launches
 from opmachine.predict import fixed_ns, predict_bfs
 from simdmodel.atomic import replace_directory
 from simdmodel.errors import InputError
@@ -130,31 +131,35 @@ def counters_table(ncu: pd.DataFrame) -> pd.DataFrame:
 def predict(graph, graph_label: str, kernels, sources, profile, l2_model: str = "setassoc", ncu=None,
             progress: bool = False) -> pd.DataFrame:
     """opmachine's prediction of every launch (mode warm), of the launches of the source ncu profiled
-    (else the first) with a cold L2 (mode simulation) and of the ncu-profiled ones (mode counters)."""
+    (else the first) with a cold L2 (mode simulation), of the ncu-profiled ones from their measured
+    counts (mode counters: the counts correct the warm prediction, `opmachine.counters`), and seed
+    004's instruction-only CTE analysis of every launch (mode cte, `opmachine.cte.cte_launches`; none
+    on a profile without measured instruction costs)."""
     rows = []
     profiled = set() if ncu is None or ncu.empty else {int(s) for s in ncu["source"]}
     cold_sources = profiled or {int(sources[0])}
     for kernel in _progress(kernels, "predicting", progress):
         for source in sources:
-            if l2_model == "setassoc":
-                warm = predict_bfs(graph, int(source), kernel, profile, l2_model=l2_model, warm_l2=True)
-                rows.append(warm.per_level.assign(graph=graph_label, source=int(source), time_model=warm.time_model))
-                if int(source) not in cold_sources:
-                    continue
-            result = predict_bfs(graph, int(source), kernel, profile, l2_model=l2_model)
-            sim = result.per_level.copy()
-            rows.append(sim.assign(graph=graph_label, source=int(source), time_model=result.time_model))
-            if ncu is None or ncu.empty:
-                continue
-            mine = ncu[(ncu["kernel"] == kernel.label) & (ncu["source"] == int(source))]
-            if mine.empty:
-                continue
-            keys = pd.MultiIndex.from_frame(mine[["level", "phase"]])
-            subset = sim[pd.MultiIndex.from_frame(sim[["level", "phase"]]).isin(keys)]
-            counted = predict_counters(dataclasses.replace(result, per_level=subset.reset_index(drop=True)),
-                                       counters_table(mine))
-            rows.append(counted.per_level.assign(graph=graph_label, source=int(source),
-                                                 time_model=counted.time_model))
+            counters = None
+            if ncu is not None and not ncu.empty:
+                mine = ncu[(ncu["kernel"] == kernel.label) & (ncu["source"] == int(source))]
+                counters = counters_table(mine) if not mine.empty else None
+            warm_l2 = l2_model == "setassoc"
+            results = []
+            if int(source) in cold_sources or not warm_l2:
+                results.append(predict_bfs(graph, int(source), kernel, profile, l2_model=l2_model,
+                                           counters=None if warm_l2 else counters))
+            if warm_l2:  # the counters correct the warm prediction, the cold one their reference (opmachine.counters)
+                cold = results[0].per_level if results else None
+                results.append(predict_bfs(graph, int(source), kernel, profile, l2_model=l2_model, warm_l2=True,
+                                           counters=counters if cold is not None else None, counters_reference=cold))
+            for result in results:
+                for table in (result.per_level, result.counted):
+                    if table is not None:
+                        rows.append(table.assign(graph=graph_label, source=int(source), time_model=result.time_model))
+            cte = cte_launches(graph, int(source), kernel, profile)
+            if not cte.empty:
+                rows.append(cte.assign(graph=graph_label, source=int(source), time_model="cte"))
     table = pd.concat(rows, ignore_index=True)
     front = ["graph", "kernel", "source", "level", "phase", "mode"]
     return table[front + [c for c in table.columns if c not in front]]

@@ -6,13 +6,14 @@
   32-byte sectors and run through L2 (stack-distance LRU or set-associative) and row-buffer models.
 - Hardware profiles (`load_profile`), load and MLP, service curves (`Curve`), the bottleneck and the
   predicted time per launch (`predict_bfs`; by default the critical-path time of `critical`,
-  `time_model="eq4"` for seed 003's Eq. 4), and counters mode (`predict_counters`, Eq. 4).
+  `time_model="eq4"` for seed 003's Eq. 4), and counters mode (`predict_bfs(counters=read_counters(path))`,
+  `counted_result`: the same time model fed with Nsight Compute's counts).
 - The CPU mapping of seed 003 §4 (`predict_cpu`).
 - Seed 004's instruction-only cost analysis of 1D, sub-warp and CTE decomposition (Eqs. 4.1-4.3)
   on the same launches, as a comparator (`CteCosts`, `cte_rounds`).
 """
 from .bfs_machine import SERVERS, bfs_completions, bfs_operator_machine, completions_of
-from .counters import predict_counters, read_counters
+from .counters import counted_result, read_counters
 from .cte import CteCosts, cte_rounds
 from .cpu import predict_cpu
 from .kernels import Kernel, Launch, parse_kernel
@@ -23,6 +24,6 @@ from .profile import CPUProfile, Curve, GPUProfile, ProfileError, available_prof
 __all__ = [
     "CPUProfile", "CteCosts", "Curve", "GPUProfile", "Kernel", "Launch", "OperationalResult", "OperatorMachine",
     "OpmResult", "ProfileError", "SERVERS", "Server", "available_profiles", "bfs_completions",
-    "bfs_operator_machine", "completions_of", "cte_rounds", "littles_law_load", "load_profile", "memory_prediction",
-    "parse_kernel", "predict_bfs", "predict_counters", "predict_cpu", "read_counters", "response_time_ns",
+    "bfs_operator_machine", "completions_of", "counted_result", "cte_rounds", "littles_law_load", "load_profile", "memory_prediction",
+    "parse_kernel", "predict_bfs", "predict_cpu", "read_counters", "response_time_ns",
 ]

@@ -1,14 +1,34 @@
-"""Counters mode (seed 003 Fig. 7 "Counters"): the same prediction fed with measured counts.
+"""Counters mode (seed 003 Fig. 7 "Counters"): the same time model fed with measured counts.
 
 A counters file is a CSV with one row per kernel launch, as gpu_validate writes from Nsight
 Compute: `level, phase, jobs_total, l2_sectors, l2_hits, dram_sectors, achieved_occupancy_pct`
 and optionally `row_hits, row_misses` and `inst_executed, shared_ld_inst, shared_st_inst` (warp
 instructions executed: all, shared-memory loads, shared-memory stores; non-negative integers, all
-three or none, carried through to the table `read_counters` returns; the time prediction does not
-use them). Measured jobs, L2 hits, DRAM sectors and occupancy replace the simulated ones; GPUs
-expose no row-buffer counter, so without the row columns the DRAM sectors are split by the
-simulated row-hit fraction of the same launch. Comparing both predictions with the
-measured time tells simulation error from model error.
+three or none). `predict_bfs(..., counters=table)` predicts each launch the table names a second
+time, from its measured counts (rows of mode "counters", `OpmResult.counted`); comparing both
+predictions with the measured time tells simulation error from model error.
+
+What replaces what:
+- Jobs and instructions do not depend on the cache: the measured jobs_total, inst_executed and
+  shared_ld_inst + shared_st_inst replace the simulated ones (without the instruction columns the
+  counts from the compiled code stay).
+- A sector leaves the chip or it does not: the measured dram_sectors are the DRAM sectors and
+  l2_sectors - dram_sectors the sectors the L2 served (l2_hits is not used: Nsight Compute counts
+  a read that misses the near L2 partition and hits the far one as a miss, so its hits fall short
+  of the sectors served on chip). GPUs expose no row-buffer counter, so without the row columns the
+  DRAM sectors are split by the simulated row-hit fraction of the same launch.
+- Nsight Compute flushes the L2 before each profiled kernel, so its cache counts are cold. A cold
+  prediction takes them as they are; a warm one (`warm_l2`, the L2 as the previous launch left it,
+  which is what a BFS timed back to back finds) takes each class's measured / simulated-cold ratio
+  of the same launch times its own simulated count (`counters_reference`: the cold simulation's
+  per-launch table), i.e. the simulation's cache error, measured cold, is taken out of the warm count.
+- The critical-path time needs per-warp counts, which Nsight Compute does not give. The simulated
+  per-slot counts are scaled to the measured totals: jobs and hot-sector requests by the jobs'
+  ratio, each sector class by its own ratio, instructions and their stall cycles by the instructions'
+  ratio, shared accesses by theirs. The loads that wait on DRAM scale with the DRAM sectors of their
+  class (a class the simulation never saw waits at its one-sector latency, one load per sector); the
+  other loads wait on the L2 at the slot's simulated mean L2 latency. The measured achieved
+  occupancy is Eq. 4's load (`time_model="eq4"`); the critical model follows the slots instead.
 """
 from __future__ import annotations
 
@@ -19,7 +39,6 @@ import pandas as pd
 
 from simdmodel.errors import InputError
 
-from .predict import OpmResult, memory_prediction
 
 REQUIRED = ("level", "phase", "jobs_total", "l2_sectors", "l2_hits", "dram_sectors", "achieved_occupancy_pct")
 ROW_COLUMNS = ("row_hits", "row_misses")
@@ -93,36 +112,124 @@ def read_counters(path) -> pd.DataFrame:
     return out
 
 
-def predict_counters(result: OpmResult, counters: pd.DataFrame) -> OpmResult:
-    """`result` re-predicted from measured counts, launch by launch (rows matched on level and phase),
-    by Eq. 4 with the measured occupancy as the load (the counters give no per-warp job counts,
-    which the critical-path time needs)."""
-    keyed = counters.set_index(["level", "phase"])
-    launches = result.per_level.set_index(["level", "phase"]).index
-    missing = [key for key in launches if key not in keyed.index]
-    extra = [key for key in keyed.index if key not in launches]
+def check_covers(counters: pd.DataFrame, launches, every: bool) -> None:
+    """InputError unless each counters row matches a launch of `launches` ((level, phase) pairs) and,
+    with `every`, each launch has a row."""
+    keyed = set(map(tuple, counters[["level", "phase"]].itertuples(index=False)))
+    launches = list(launches)
+    extra = sorted(keyed - set(launches))
+    missing = [key for key in launches if key not in keyed] if every else []
     if missing or extra:
         level, phase = (missing or extra)[0]
         what = "has no row" if missing else "has a row that matches no launch"
         raise InputError(f"counters file {what} for level {level}, phase {phase} "
                          f"(the simulated BFS has {len(launches)} launches)")
-    rows = []
-    profile = result.profile
-    for row in result.per_level.to_dict(orient="records"):
-        measured = keyed.loc[(row["level"], row["phase"])]
-        dram = float(measured["dram_sectors"])
-        if "row_hits" in keyed.columns:
-            row_hits, row_misses = float(measured["row_hits"]), float(measured["row_misses"])
+
+
+def counted_result(result):
+    """`result` with its counters-mode rows as its launches (every launch must have been counted)."""
+    if result.counted is None:
+        raise InputError("the prediction was made without a counters table")
+    check_covers(result.counted, zip(result.per_level["level"], result.per_level["phase"]), every=True)
+    return dataclasses.replace(result, per_level=result.counted, mrc=None, counted=None)
+
+
+def _classes(l2_sectors: float, dram: float, row_hits: float | None, simulated_row_hits: float,
+             simulated_dram: float) -> np.ndarray:
+    """Sectors served by the L2, row-buffer hits, row-buffer misses of one launch."""
+    if row_hits is None:
+        row_hits = dram * (simulated_row_hits / simulated_dram if simulated_dram else 0.0)
+    return np.array([max(l2_sectors - dram, 0.0), row_hits, dram - row_hits])
+
+
+def _row_classes(row) -> np.ndarray:
+    return np.array([row["l2_sectors"] - row["dram_sectors"], row["row_hits"], row["row_misses"]], dtype=float)
+
+
+class MeasuredLaunches:
+    """A counters table (`read_counters`) ready to correct launches: `targets` per launch and
+    `scale_slots` of the critical-path model's per-slot counts."""
+
+    def __init__(self, counters: pd.DataFrame, reference: pd.DataFrame | None = None):
+        self.table = counters.set_index(["level", "phase"])
+        self.rows = {key: row for key, row in zip(self.table.index, self.table.to_dict(orient="records"))}
+        self.reference = None
+        if reference is not None:
+            self.reference = {(int(r["level"]), str(r["phase"])): r for r in reference.to_dict(orient="records")}
+        self.has_rows = "row_hits" in self.table.columns
+        self.has_instructions = "inst_executed" in self.table.columns
+
+    def __contains__(self, key) -> bool:
+        return key in self.rows
+
+    def targets(self, key, simulated: dict) -> dict:
+        """Counts the counters-mode prediction of launch `key` uses, from its simulated row
+        `simulated` (module docstring): jobs, sector classes (L2 served, row hits, row misses), and
+        the instruction counts (NaN where neither measured nor counted)."""
+        measured = self.rows[key]
+        cold = simulated
+        if self.reference is not None:
+            if key not in self.reference:
+                level, phase = key
+                raise InputError(f"the cold reference has no launch for level {level}, phase {phase}")
+            cold = self.reference[key]
+        row_hits = float(measured["row_hits"]) if self.has_rows else None
+        measured_classes = _classes(float(measured["l2_sectors"]), float(measured["dram_sectors"]), row_hits,
+                                    float(cold["row_hits"]), float(cold["dram_sectors"]))
+        own, reference = _row_classes(simulated), _row_classes(cold)
+        safe = np.where(reference > 0, reference, 1.0)
+        classes = np.where(reference > 0, own * measured_classes / safe, own + measured_classes)
+        out = {"jobs": float(measured["jobs_total"]), "classes": classes,
+               "inst": float(simulated["inst_executed"]),
+               "shared": float(simulated["shared_ld_inst"]) + float(simulated["shared_st_inst"])}
+        if self.has_instructions:
+            out["inst"] = float(measured["inst_executed"])
+            out["shared"] = float(measured["shared_ld_inst"]) + float(measured["shared_st_inst"])
+            out["shared_ld"], out["shared_st"] = float(measured["shared_ld_inst"]), float(measured["shared_st_inst"])
+        out["occupancy"] = float(measured["achieved_occupancy_pct"]) / 100
+        return out
+
+
+def _ratio(target: float, simulated: float) -> float:
+    return target / simulated if simulated > 0 else 1.0
+
+
+def scale_slots(loads, path, targets: dict, one_sector_ns: np.ndarray):
+    """The critical-path model's per-slot counts of one launch scaled to `targets`
+    (`MeasuredLaunches.targets`): returns (jobs, sectors, latency, hot) and the instruction triple
+    (count, path, shared), or None for `path` when it is None. `loads` is
+    `critical.slot_loads_by_class`; `one_sector_ns` the one-sector latency per outcome."""
+    jobs, sectors, waiting, waited, hot = loads
+    f_jobs = _ratio(targets["jobs"], jobs.sum())
+    share = jobs / jobs.sum() if jobs.sum() > 0 else np.full(jobs.size, 1.0 / max(jobs.size, 1))
+    scaled = np.empty_like(sectors)
+    waiting, waited = waiting.copy(), waited.copy()
+    for o in range(3):
+        total, target = sectors[o].sum(), float(targets["classes"][o])
+        if total > 0:
+            scaled[o] = sectors[o] * (target / total)
+            if o > 0:
+                waiting[o] *= target / total
+                waited[o] *= target / total
         else:
-            fraction = row["row_hits"] / row["dram_sectors"] if row["dram_sectors"] else 0.0
-            row_hits, row_misses = dram * fraction, dram * (1 - fraction)
-        load = float(measured["achieved_occupancy_pct"]) / 100 * profile.physical_warps
-        row.update(jobs_total=int(measured["jobs_total"]), l2_sectors=int(measured["l2_sectors"]),
-                   l2_hits=int(measured["l2_hits"]), dram_sectors=int(dram), row_hits=row_hits,
-                   row_misses=row_misses)
-        row.update(memory_prediction(row["jobs_total"], row["l2_hits"], row_hits, row_misses, row["w_max"],
-                                     profile, load, row["phase"]))
-        row["mode"] = "counters"
-        rows.append(row)
-    table = pd.DataFrame(rows, columns=result.per_level.columns)
-    return dataclasses.replace(result, per_level=table, mrc=None, time_model="eq4")
+            scaled[o] = share * target
+            if o > 0:
+                waiting[o] = share * target
+                waited[o] = waiting[o] * one_sector_ns[o]
+    before = loads[2].sum(axis=0) * f_jobs  # loads that wait on anything, at the measured job count
+    dram = waiting[1] + waiting[2]
+    over = dram > before
+    if over.any():  # more DRAM-bound loads than loads: the DRAM classes fill the slot
+        cut = np.where(over, before / np.where(dram > 0, dram, 1.0), 1.0)
+        waiting[1:] *= cut
+        waited[1:] *= cut
+        dram = waiting[1] + waiting[2]
+    simulated_l2 = loads[2][0]
+    mean = np.where(simulated_l2 > 0, loads[3][0] / np.where(simulated_l2 > 0, simulated_l2, 1.0), one_sector_ns[0])
+    latency = waited[1] + waited[2] + (before - dram) * mean
+    counted = (jobs * f_jobs, scaled, latency, hot * f_jobs)
+    if path is None:
+        return counted, None
+    count, stalls, shared = path
+    f_inst, f_shared = _ratio(targets["inst"], count.sum()), _ratio(targets["shared"], shared.sum())
+    return counted, (count * f_inst, stalls * f_inst, shared * f_shared)

@@ -110,13 +110,15 @@ def slot_instructions(instructions, warps: int, physical_warps: int, model: Crit
 
 @numba.njit(cache=True)
 def _slot_loads(order, ptr, server, warp, outcome, stream, slots, latency_ns, counter):
-    """Per slot: jobs, sectors per outcome, summed load latency, requests to the hottest sector.
+    """Per slot: jobs, sectors per outcome, jobs and summed load latency per slowest outcome (the
+    class a load waits for; stores wait for none), requests to the hottest sector.
 
     `counter` (int32, one per sector id, all zero) counts requests per sector and is zero again
     on return."""
     jobs = np.zeros(slots, dtype=np.float64)
     sectors = np.zeros((3, slots), dtype=np.float64)
-    latency = np.zeros(slots, dtype=np.float64)
+    waiting = np.zeros((3, slots), dtype=np.float64)
+    waited = np.zeros((3, slots), dtype=np.float64)
     hot = np.zeros(slots, dtype=np.float64)
     hottest, most = -1, 0
     for s in stream:
@@ -145,21 +147,31 @@ def _slot_loads(order, ptr, server, warp, outcome, stream, slots, latency_ns, co
         sectors[0, slot] += k0
         sectors[1, slot] += k1
         sectors[2, slot] += k2
-        if server[j] != OP:
-            worst = 0.0
+        if server[j] != OP and n > 0:
+            worst, slowest = 0.0, 0
             for o, k in ((0, k0), (1, k1), (2, k2)):
                 if k > 0:
-                    worst = max(worst, latency_ns[o, min(k, latency_ns.shape[1] - 1)])
-            latency[slot] += worst
-    return jobs, sectors, latency, hot
+                    wait = latency_ns[o, min(k, latency_ns.shape[1] - 1)]
+                    if wait >= worst:
+                        worst, slowest = wait, o
+            waiting[slowest, slot] += 1
+            waited[slowest, slot] += worst
+    return jobs, sectors, waiting, waited, hot
 
 
-def slot_loads(trace, outcomes, physical_warps: int, model: CriticalPathModel, counter):
-    """`_slot_loads` of one launch from its `memory.simulate_launch_outcomes` outcomes."""
+def slot_loads_by_class(trace, outcomes, physical_warps: int, model: CriticalPathModel, counter):
+    """`_slot_loads` of one launch from its `memory.simulate_launch_outcomes` outcomes:
+    (jobs, sectors, waiting, waited, hot), the waits split by the outcome each load waits for."""
     order, stream, outcome = outcomes
     slots = min(physical_warps, max(trace.warps, 1))
     return _slot_loads(order, trace.ptr, trace.server, trace.warp, outcome, stream, slots, model.latency_ns,
                        counter)
+
+
+def slot_loads(trace, outcomes, physical_warps: int, model: CriticalPathModel, counter):
+    """Per slot of one launch: jobs, sectors per outcome, summed load latency, hot-sector requests."""
+    jobs, sectors, _, waited, hot = slot_loads_by_class(trace, outcomes, physical_warps, model, counter)
+    return jobs, sectors, waited.sum(axis=0), hot
 
 
 def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructions=None) -> tuple[float, str]:

@@ -55,9 +55,11 @@ import pandas as pd
 from simdmodel.errors import InputError
 from simdmodel.strategies import WARP_SIZE
 
-from .kernels import DEFAULT_BLOCK, Kernel, Launch, check_block, check_grid
+from .instructions import WAITS, arch_of, has_listing, kernel_code, listing_name
+from .kernels import DEFAULT_BLOCK, Kernel, Launch, check_block, check_grid, parse_kernel
 from .kernels.expand import unit_warp
-from .predict import expansion_launch
+from .predict import PER_LEVEL_COLUMNS, expansion_launch, fixed_ns
+from simdmodel.algorithms import BFS
 
 LOG2_WARP = WARP_SIZE.bit_length() - 1  # log2 W = 5
 MODEL_COLUMNS = ("t_1d_ns", "t_sw_ns", "t_cte_ns", "cte_model_ns")
@@ -91,6 +93,34 @@ class CteCosts:
                     or not math.isfinite(cycles) or cycles < 0:
                 raise InputError(f"{name} must be a finite number >= 0, got {cycles!r}")
         return cls(1e3 * float(map_cycles) / float(clock_mhz), 1e3 * float(red_cycles) / float(clock_mhz))
+
+
+def costs_from_code(kernel, profile) -> CteCosts | None:
+    """T_MAP and T_RED of `kernel` on `profile`'s GPU from the kernel's compiled code (its SASS
+    listing, `opmachine.instructions`) and the profile's measured `[instructions]` costs; None when
+    the profile has no such section or its architecture no listing.
+
+    T_MAP is one trip of the kernel's per-edge loop (event `round`): the stall cycles the compiler
+    scheduled through it plus the measured latency of each shared load, shuffle and barrier it waits
+    on; memory latency is assumed away, as the seed's analysis does. T_RED is one trip of the
+    edge-owner search (event `search`, `ws` and `scan`) counted alike, or, for a kernel without one,
+    the seed's reduction step: a shuffle and an add at their measured latencies."""
+    kernel = kernel if isinstance(kernel, Kernel) else parse_kernel(kernel)
+    costs, arch = getattr(profile, "instructions", None), arch_of(profile)
+    name = "topo" if kernel.expansion is None else listing_name(kernel.expansion)
+    if costs is None or arch is None or not has_listing(name, arch):
+        return None
+    code = kernel_code(name, arch)
+    waits = np.array([costs.shared_latency_cycles, costs.shuffle_latency_cycles, costs.barrier_cycles])
+    assert len(waits) == len(WAITS)
+
+    def cycles(event: str) -> float:
+        i = code.row(event)
+        return float(code.stall_cycles[i] + code.waits[i] @ waits)
+
+    reduction = cycles("search") if "search" in code.events else \
+        costs.shuffle_latency_cycles + costs.alu_latency_cycles
+    return CteCosts.from_cycles(cycles("round"), reduction, costs.clock_mhz)
 
 
 def reduction_steps(width: int) -> int:
@@ -318,8 +348,32 @@ def cte_rounds(graph, frontiers, kernel, costs: CteCosts, profile, block: int | 
     return pd.DataFrame(rows, columns=list(ROUND_COLUMNS))
 
 
+def cte_launches(graph, source: int, kernel, profile, costs: CteCosts | None = None) -> pd.DataFrame:
+    """The comparator as a prediction of every launch of the BFS from `source` (`predict_bfs`'s
+    columns, mode "cte", time_model "cte"): an expansion or `topo` launch costs its `cte_model_ns`
+    plus the profile's per-launch constants (`predict.fixed_ns`); a compaction has no coarse tasks
+    and costs its constants alone. `costs` default: `costs_from_code(kernel, profile)`; an empty
+    table when there are none. Count columns are NaN: the analysis counts no memory traffic."""
+    kernel = kernel if isinstance(kernel, Kernel) else parse_kernel(kernel)
+    costs = costs if costs is not None else costs_from_code(kernel, profile)
+    columns = [*PER_LEVEL_COLUMNS, "cte_model"]
+    if costs is None:
+        return pd.DataFrame(columns=columns)
+    rounds = cte_rounds(graph, BFS.rounds(graph, source, "sorted"), kernel, costs, profile)
+    phase = "expand" if kernel.data_driven else "topo"
+    launches = [rounds.assign(phase=phase, predicted_ns=rounds["cte_model_ns"] + fixed_ns(profile, phase))]
+    if kernel.data_driven:
+        launches.append(rounds[["level", "kernel", "cte_model"]].assign(
+            phase="compact", predicted_ns=fixed_ns(profile, "compact"), block=DEFAULT_BLOCK,
+            grid=profile.full_wave_grid(DEFAULT_BLOCK)))
+    table = pd.concat(launches, ignore_index=True)  # each level's expansion, then its compaction
+    table = table.iloc[np.lexsort((table["phase"] == "compact", table["level"]))]
+    table = table.assign(mode="cte", bottleneck="instructions")
+    return table.reindex(columns=columns).reset_index(drop=True)
+
+
 __all__ = [
-    "CteCosts", "LOG2_WARP", "MODEL_COLUMNS", "ROUND_COLUMNS", "cte_rounds", "kernel_model", "launch_costs",
+    "CteCosts", "LOG2_WARP", "MODEL_COLUMNS", "ROUND_COLUMNS", "costs_from_code", "cte_launches", "cte_rounds", "kernel_model", "launch_costs",
     "makespan_ns", "model_label", "reduction_steps", "t_1d", "t_cte", "t_sw", "warp_ns_1d", "warp_ns_cte",
     "warp_ns_sw",
 ]

@@ -22,7 +22,8 @@ from simdmodel.algorithms import BFS
 
 from .bfs_machine import SERVERS
 from .cache import SetAssocState
-from .critical import CriticalPathModel, launch_time, slot_instructions, slot_loads
+from .counters import MeasuredLaunches, check_covers, scale_slots
+from .critical import CriticalPathModel, launch_time, slot_instructions, slot_loads_by_class
 from .instructions import LaunchCode
 from .kernels import (DEFAULT_BLOCK, Kernel, Launch, compact_counts, compact_jobs, compact_warp_steps, expansion_jobs,
                       topo_jobs)
@@ -74,6 +75,9 @@ class OpmResult:
     mrc: pd.DataFrame | None = field(default=None)
     warm_l2: bool = field(default=False)
     time_model: str = field(default="critical")
+    counted: pd.DataFrame | None = field(default=None)
+    """Counters mode (`opmachine.counters`): the launches a counters table named, predicted from
+    their measured counts (mode "counters"); None without a counters table."""
 
     @property
     def predicted_ns(self) -> float:
@@ -192,7 +196,8 @@ def _server_rows(level, phase, counts):
 
 def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lru", block: int | None = None,
                 grid: int | None = None, threads: int | None = None, occupancy: float | None = None,
-                progress: bool = False, warm_l2: bool = False, time_model: str = "critical") -> OpmResult:
+                progress: bool = False, warm_l2: bool = False, time_model: str = "critical",
+                counters: pd.DataFrame | None = None, counters_reference: pd.DataFrame | None = None) -> OpmResult:
     """Simulate every launch of a BFS from `source` with `kernel` on `profile`'s GPU and predict its time.
 
     Launch geometry: `threads` (exact thread count), or `block` and/or `grid`; by default blocks
@@ -204,6 +209,9 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     Compute measures); its rows have mode "warm" instead of "simulation".
     `time_model` (TIME_MODELS): `critical` follows the load as warps finish (`opmachine.critical`),
     `eq4` is seed 003's Eq. 4 with one load per launch. `occupancy` applies to `eq4` only.
+    `counters` (`opmachine.counters.read_counters`): every launch it names is predicted once more
+    from its measured counts, in `result.counted`; a warm prediction needs `counters_reference`, the
+    per-level table of the same BFS predicted cold (the counts are measured from a flushed L2).
     """
     if l2_model not in L2_MODELS:
         raise InputError(f"unknown L2 model {l2_model!r} (choose {', '.join(L2_MODELS)})")
@@ -215,6 +223,9 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
         raise InputError(f"unknown time model {time_model!r} (choose {', '.join(TIME_MODELS)})")
     if occupancy is not None and time_model != "eq4":
         raise InputError("a measured occupancy sets Eq. 4's load: use it with the eq4 time model")
+    if counters is not None and warm_l2 and counters_reference is None:
+        raise InputError("measured counts are cold: a warm prediction from them needs the cold prediction as "
+                         "counters_reference")
     if threads is not None:
         fixed = threads_launch(threads)
         block, grid = fixed.block, fixed.grid
@@ -223,6 +234,12 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     expansion = kernel.expansion.with_block(block) if kernel.data_driven else None  # a CTA's C is the block
     load = None if occupancy is None else occupancy * profile.physical_warps
     frontiers = BFS.rounds(graph, source, "sorted")
+    measured = None
+    if counters is not None:
+        phases = ("expand", "compact") if kernel.data_driven else ("topo",)
+        check_covers(counters, [(level, phase) for level in range(frontiers.depth) for phase in phases], every=False)
+        measured = MeasuredLaunches(counters, counters_reference if warm_l2 else None)
+    counted = []
     layout = layout_for(graph.n, graph.m)
     l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors) if warm_l2 else None
     mode = "warm" if warm_l2 else "simulation"
@@ -232,12 +249,37 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
         critical = CriticalPathModel.from_profile(profile)
         counter = np.zeros(layout.total_sectors, dtype=np.int32)
 
-    def time_of(trace, outcomes, instructions):
+    def time_of(trace, outcomes, instructions, key):
+        """The critical-path (time, bottleneck) of a launch, and its counters-mode one when `key` is counted."""
         if critical is None:
-            return None
+            return None, None
         path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
                                                                        critical)
-        return launch_time(*slot_loads(trace, outcomes, profile.physical_warps, critical, counter), critical, path)
+        loads = slot_loads_by_class(trace, outcomes, profile.physical_warps, critical, counter)
+        jobs, sectors, _, waited, hot = loads
+        took = launch_time(jobs, sectors, waited.sum(axis=0), hot, critical, path)
+        if measured is None or key not in measured:
+            return took, None
+        return took, (loads, path)
+
+    def count_row(row, key, slots):
+        """The counters-mode row of a launch from its simulated `row`."""
+        targets = measured.targets(key, row)
+        classes = targets["classes"]
+        out = dict(row, jobs_total=int(round(targets["jobs"])), l2_sectors=int(round(classes.sum())),
+                   l2_hits=int(round(classes[0])), dram_sectors=int(round(classes[1] + classes[2])),
+                   row_hits=float(classes[1]), row_misses=float(classes[2]), mode="counters")
+        if "shared_ld" in targets:
+            out.update(inst_executed=targets["inst"], shared_ld_inst=targets["shared_ld"],
+                       shared_st_inst=targets["shared_st"])
+        out.update(memory_prediction(targets["jobs"], classes[0], classes[1], classes[2], row["w_max"], profile,
+                                     targets["occupancy"] * profile.physical_warps, row["phase"]))
+        if slots is not None:
+            loads, path = slots
+            memory, instructions = scale_slots(loads, path, targets, critical.latency_ns[:, 1])
+            took = launch_time(*memory, critical, instructions)
+            out.update(predicted_ns=took[0] + fixed_ns(profile, row["phase"]), bottleneck=took[1])
+        return out
 
     levels = frontiers.levels
     stamp = np.full(graph.n, -1, dtype=np.int32)
@@ -266,14 +308,16 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
         if misses_at is not None:
             mrc_misses += misses_at
             accesses += int(counts[:, 1].sum())
+        took, slots = time_of(trace, outcomes, instructions, (level, phase))
         rows.append(_launch_row(level, kernel.label, phase, launch, front.size, int(edge_sizes[level]), counts,
-                                jobs_per_warp(trace), profile, load, mode, time_of(trace, outcomes, instructions),
-                                instructions))
+                                jobs_per_warp(trace), profile, load, mode, took, instructions))
+        if measured is not None and (level, phase) in measured:
+            counted.append(count_row(rows[-1], (level, phase), slots))
         server_rows.extend(_server_rows(level, phase, counts))
         if kernel.data_driven:
             next_front = frontiers.frontier(level + 1) if level + 1 < frontiers.depth else front[:0]
             compact = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
-            took = instructions = None
+            took = slots = instructions = None
             if code is not None:
                 instructions = code.compaction(*compact_warp_steps(graph.n, next_front, compact.warps), compact.block)
             if l2_state is None and critical is None:  # cold, Eq. 4: the closed form is enough
@@ -282,9 +326,11 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
                 trace = compact_jobs(graph.n, next_front, compact.warps, layout)
                 counts, _, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
                 per_warp = jobs_per_warp(trace)
-                took = time_of(trace, outcomes, instructions)
+                took, slots = time_of(trace, outcomes, instructions, (level, "compact"))
             rows.append(_launch_row(level, kernel.label, "compact", compact, next_front.size, 0, counts, per_warp,
                                     profile, load, mode, took, instructions))
+            if measured is not None and (level, "compact") in measured:
+                counted.append(count_row(rows[-1], (level, "compact"), slots))
             server_rows.extend(_server_rows(level, "compact", counts))
     mrc = None
     if l2_model == "lru":
@@ -292,4 +338,4 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
         mrc["miss_ratio"] = mrc["misses"] / max(accesses, 1)
     return OpmResult(graph.name, graph.n, graph.m, int(source), kernel.label, profile, l2_model,
                      pd.DataFrame(rows, columns=PER_LEVEL_COLUMNS), pd.DataFrame(server_rows), mrc, warm_l2,
-                     time_model)
+                     time_model, None if measured is None else pd.DataFrame(counted, columns=PER_LEVEL_COLUMNS))

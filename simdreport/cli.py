@@ -160,14 +160,18 @@ def _run_opm(args) -> int:
     from opmachine.predict import predict_bfs
     from opmachine.render import render_gpu
 
-    result = predict_bfs(graph, source, kernel, profile, l2_model=args.l2, block=args.block, grid=args.grid,
-                         threads=args.threads, occupancy=args.occupancy, progress=_progress(args),
-                         warm_l2=args.warm_l2,
-                         time_model=args.time_model or ("eq4" if args.occupancy is not None else "critical"))
+    options = dict(l2_model=args.l2, block=args.block, grid=args.grid, threads=args.threads, occupancy=args.occupancy,
+                   progress=_progress(args),
+                   time_model=args.time_model or ("eq4" if args.occupancy is not None else "critical"))
+    reference = None
+    if counters is not None and args.warm_l2:  # the counts are measured cold: their cold simulation corrects
+        reference = predict_bfs(graph, source, kernel, profile, **options).per_level
+    result = predict_bfs(graph, source, kernel, profile, warm_l2=args.warm_l2, counters=counters,
+                         counters_reference=reference, **options)
     if counters is not None:
-        from opmachine.counters import predict_counters
+        from opmachine.counters import counted_result
 
-        result = predict_counters(result, counters)
+        result = counted_result(result)
     emit(render_gpu(result, args.format, args.per_level), args.out)
     return 0
 

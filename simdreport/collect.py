@@ -156,7 +156,7 @@ def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEE
     )
     if run is not None:
         try:
-            data.measured = compare_run(loaded, run, launches, source)
+            data.measured = compare_run(loaded, run, launches, source, profile)
         except (InputError, KeyError, ValueError) as error:
             if run.explicit:
                 raise InputError(f"{run.folder}: cannot compare with the prediction ({error})") from None

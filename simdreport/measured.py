@@ -205,9 +205,12 @@ def me_table(graph, run: MeasuredRun) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def compare_run(graph, run: MeasuredRun, launches: pd.DataFrame, source: int) -> MeasuredComparison:
+def compare_run(graph, run: MeasuredRun, launches: pd.DataFrame, source: int, profile=None) -> MeasuredComparison:
     """Measured beside predicted for `graph`: `launches` is the report's prediction (opmachine per-level
-    rows with `source` and `kernel`) of the BFS from `source`, a measured source."""
+    rows with `source` and `kernel`) of the BFS from `source`, a measured source. With `profile` the
+    rounds also carry seed 004's instruction-only CTE analysis of the same launches (`cte_model_ns`,
+    with the same per-launch constants; `opmachine.cte.cte_launches`) where the profile has measured
+    instruction costs."""
     measured = run.measured
     label = str(measured["graph"].iloc[0])
     kernels = tuple(k for k in dict.fromkeys(launches["kernel"]) if k in set(measured["kernel"]))
@@ -217,8 +220,27 @@ def compare_run(graph, run: MeasuredRun, launches: pd.DataFrame, source: int) ->
     rounds = rounds[rounds["mode"] == compare.time_mode(predicted)].reset_index(drop=True)
     rounds["band_low_ns"] = (1 - BAND) * rounds["measured_ns"]
     rounds["band_high_ns"] = (1 + BAND) * rounds["measured_ns"]
+    if profile is not None:
+        rounds = _with_cte(rounds, graph, mine, kernels, source, profile, label)
     errors = compare.time_errors(rounds) if not rounds.empty else pd.DataFrame()
     return MeasuredComparison(run, int(source), kernels, rounds, errors, me_table(graph, run))
+
+
+def _with_cte(rounds: pd.DataFrame, graph, measured: pd.DataFrame, kernels, source: int, profile,
+              label: str) -> pd.DataFrame:
+    """`rounds` with cte_model (the equation) and cte_model_ns (the CTE analysis's round time) columns."""
+    from opmachine.cte import cte_launches
+    from opmachine.kernels import parse_kernel
+
+    parts = [cte_launches(graph, source, parse_kernel(k), profile) for k in kernels]
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return rounds
+    cte = pd.concat(parts, ignore_index=True).assign(graph=label, source=source)
+    timed = compare.round_times(measured, cte)
+    timed = timed.merge(cte[["kernel", "cte_model"]].drop_duplicates(), on="kernel")
+    columns = timed[["kernel", "level", "predicted_ns", "cte_model"]].rename(columns={"predicted_ns": "cte_model_ns"})
+    return rounds.merge(columns, on=["kernel", "level"], how="left")
 
 
 def first_source(run: MeasuredRun) -> int:

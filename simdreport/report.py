@@ -154,6 +154,13 @@ def draw_figures(report: Report, profile, progress: bool = False) -> None:
                 f"Measured on {run.device_name} ({run.folder.name}), median of repeats, against this report's "
                 f"prediction; grey band ±20% of the measurement (seed 003 Fig. 7).", "measured_rounds",
                 fig.measured_time_figure(measured_rounds, errors, label, run.device_name))
+            if "cte_model_ns" in measured_rounds.columns and measured_rounds["cte_model_ns"].notna().any():
+                add("measured-cte", "Measured vs predicted vs seed 004's CTE analysis",
+                    f"The same rounds beside seed 004's instruction-only analysis (Eqs. 4.1-4.3 as each kernel maps "
+                    f"its work; T_MAP and T_RED from the compiled kernel and the measured instruction costs of "
+                    f"{gpu}; the same per-launch constants added): what a model without memory misses.",
+                    "measured_rounds",
+                    fig.cte_time_figure(measured_rounds.dropna(subset=["cte_model_ns"]), label, run.device_name))
             if "measured_me" in tables and len(_rows(tables["measured_me"], graph=label)):
                 add("measured-me", "Predicted vs measured ME",
                     f"ME of every measured data-driven kernel: simdmodel's lane accounting against the lane counters "

@@ -178,6 +178,9 @@ def test_incomplete_source_is_left_out_of_whole_bfs():
     assert (row["measured_bfs_ns"], row["predicted_bfs_ns"]) == (1500, 1675)
     whole = whole_bfs(rounds)
     assert whole["complete"].tolist() == [True, False] and math.isnan(whole["predicted_ns"].iloc[1])
+    # the predicted rounds' total: source 1 covers its first three rounds exactly
+    assert whole["rounds_error"].tolist() == [175 / 1500, 0.0]
+    assert row["rounds_time_error"] == pytest.approx((175 / 1500) / 2)
 
 
 def test_pearson_r_edge_cases():

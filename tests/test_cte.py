@@ -10,15 +10,16 @@ from hypothesis import strategies as st
 
 import naive_cte
 from opmachine.cte import (
-    ROUND_COLUMNS, CteCosts, cte_rounds, kernel_model, launch_costs, makespan_ns, reduction_steps, t_1d, t_cte,
+    ROUND_COLUMNS, CteCosts, costs_from_code, cte_launches, cte_rounds, kernel_model, launch_costs, makespan_ns, reduction_steps, t_1d, t_cte,
     t_sw, warp_ns_1d, warp_ns_cte, warp_ns_sw,
 )
 from opmachine.kernels import parse_kernel
-from opmachine.predict import predict_bfs
+from opmachine.predict import fixed_ns, predict_bfs
 from opmachine.profile import load_profile
 from simdmodel.algorithms import BFS
 from simdmodel.errors import InputError
 from simdmodel.graph import EdgeList, csr_from_edges
+from simdmodel.load import load_graph
 from simdmodel.strategies import Mapping
 from simdreport.figures import cte_time_figure, render
 
@@ -292,3 +293,36 @@ def test_cte_figure_renders_one_panel_per_kernel():
 def test_cte_figure_refuses_a_table_without_its_columns():
     with pytest.raises(InputError, match="cte_model_ns"):
         cte_time_figure(_figure_table().drop(columns="cte_model_ns"), "star", "H200")
+
+
+# T_MAP and T_RED from the compiled code, and the comparator as a prediction mode
+
+def test_costs_from_code_by_hand():
+    # ws's per-edge loop: 110 scheduled stall cycles and two shared loads waited on (the measured shared
+    # latency, about 23 cycles); its owner search step: 58 stall cycles and one shared load
+    measured = H200.instructions
+    cycle, shared = measured.cycle_ns, measured.shared_latency_cycles
+    assert shared == pytest.approx(23.0, abs=0.01) and measured.clock_mhz == pytest.approx(1980, abs=1)
+    costs = costs_from_code(parse_kernel("ws"), H200)
+    assert costs.t_map_ns == pytest.approx((110 + 2 * shared) * cycle)
+    assert costs.t_red_ns == pytest.approx((58 + shared) * cycle)
+    # topo has no search: its reduction step is the seed's shuffle and add
+    reduction = measured.shuffle_latency_cycles + measured.alu_latency_cycles
+    assert reduction == pytest.approx(31.0, abs=0.1)
+    assert costs_from_code(parse_kernel("topo"), H200).t_red_ns == pytest.approx(reduction * cycle)
+    assert costs_from_code(parse_kernel("ws"), load_profile("k40c", kind="gpu")) is None  # no [instructions]
+
+
+@pytest.mark.parametrize("label", ["topo", "sm-4", "ws"])
+def test_cte_launches_are_the_rounds_plus_the_constants(label):
+    graph = load_graph("rmat:scale=9,ef=8")
+    kernel = parse_kernel(label)
+    launches = cte_launches(graph, 0, kernel, H200)
+    rounds = cte_rounds(graph, BFS.rounds(graph, 0, "sorted"), kernel, costs_from_code(kernel, H200), H200)
+    simulated = predict_bfs(graph, 0, kernel, H200).per_level
+    assert launches[["level", "phase"]].values.tolist() == simulated[["level", "phase"]].values.tolist()
+    assert set(launches["mode"]) == {"cte"} and launches["jobs_total"].isna().all()
+    first = launches[launches["phase"] != "compact"]
+    assert first["predicted_ns"].to_numpy() == pytest.approx(
+        rounds["cte_model_ns"].to_numpy() + fixed_ns(H200, first["phase"].iloc[0]))
+    assert (launches.loc[launches["phase"] == "compact", "predicted_ns"] == fixed_ns(H200, "compact")).all()

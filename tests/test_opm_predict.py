@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_opm
-from opmachine.counters import predict_counters, read_counters
+from opmachine.counters import counted_result, read_counters, scale_slots
 from opmachine.kernels import JobTrace, compact_counts, compact_jobs, parse_kernel, topo_jobs
 from opmachine.layout import layout_for
 from opmachine.memory import interleaved_order, simulate_launch
@@ -22,6 +22,7 @@ from opmachine.profile import Curve, load_profile
 from simdreport.cli import main
 from simdmodel.errors import InputError
 from simdmodel.frontier import bfs
+from simdmodel.load import load_graph
 from test_opm_jobs import figure2_graph, graph_of, graphs
 
 K40C = load_profile("k40c", kind="gpu")
@@ -202,27 +203,105 @@ def _counters_of(result, profile):
         "row_hits": table["row_hits"], "row_misses": table["row_misses"]})
 
 
-def test_counters_mode_with_simulated_counts_reproduces_simulation(tmp_path):
+def _with_instructions(table, result):
+    per_level = result.per_level
+    return table.assign(**{c: per_level[c].astype(np.int64) for c in ("inst_executed", "shared_ld_inst",
+                                                                        "shared_st_inst")})
+
+
+@pytest.mark.parametrize("time_model", ["critical", "eq4"])
+def test_counters_mode_with_simulated_counts_reproduces_simulation(tmp_path, time_model):
     graph = graph_of(200, [(i, (i * i + 3) % 200) for i in range(200)], True)
-    result = predict_bfs(graph, 3, parse_kernel("ws"), K40C, time_model="eq4")  # counters mode is Eq. 4
+    profile = load_profile("h200", "gpu")
+    result = predict_bfs(graph, 3, parse_kernel("ws"), profile, l2_model="setassoc", time_model=time_model)
     path = tmp_path / "counters.csv"
-    _counters_of(result, K40C).to_csv(path, index=False)
-    again = predict_counters(result, read_counters(path))
+    _with_instructions(_counters_of(result, profile), result).to_csv(path, index=False)
+    again = counted_result(predict_bfs(graph, 3, parse_kernel("ws"), profile, l2_model="setassoc",
+                                       time_model=time_model, counters=read_counters(path)))
     assert again.per_level["predicted_ns"].to_numpy() == pytest.approx(result.per_level["predicted_ns"].to_numpy())
     assert set(again.per_level["mode"]) == {"counters"}
     # without the row columns the simulated row-hit fraction splits the measured DRAM sectors
-    _counters_of(result, K40C).drop(columns=["row_hits", "row_misses"]).to_csv(path, index=False)
-    split = predict_counters(result, read_counters(path))
+    _counters_of(result, profile).drop(columns=["row_hits", "row_misses"]).to_csv(path, index=False)
+    split = counted_result(predict_bfs(graph, 3, parse_kernel("ws"), profile, l2_model="setassoc",
+                                       time_model=time_model, counters=read_counters(path)))
     assert split.per_level["predicted_ns"].to_numpy() == pytest.approx(result.per_level["predicted_ns"].to_numpy())
+
+
+def test_warm_counters_take_the_cold_simulation_error_out():
+    # counts measured cold equal to the cold simulation: the warm counters prediction is the warm one;
+    # twice the cold DRAM sectors: the warm prediction's DRAM classes double too
+    graph = load_graph("rmat:scale=10,ef=8")
+    profile = load_profile("h200", "gpu")
+    kernel = parse_kernel("sm-4")
+    cold = predict_bfs(graph, 0, kernel, profile, l2_model="setassoc")
+    counters = _counters_of(cold, profile)
+    warm = predict_bfs(graph, 0, kernel, profile, l2_model="setassoc", warm_l2=True, counters=counters,
+                       counters_reference=cold.per_level)
+    assert warm.counted["predicted_ns"].to_numpy() == pytest.approx(warm.per_level["predicted_ns"].to_numpy())
+    doubled = counters.assign(dram_sectors=2 * counters["dram_sectors"], row_hits=2 * counters["row_hits"],
+                              row_misses=2 * counters["row_misses"],
+                              l2_sectors=counters["l2_sectors"] + counters["dram_sectors"])
+    more = predict_bfs(graph, 0, kernel, profile, l2_model="setassoc", warm_l2=True, counters=doubled,
+                       counters_reference=cold.per_level).counted
+    own = warm.per_level
+    assert more["dram_sectors"].to_numpy() == pytest.approx(2 * own["dram_sectors"].to_numpy(), abs=1)
+    assert (more["predicted_ns"].to_numpy() >= own["predicted_ns"].to_numpy() * (1 - 1e-12)).all()
+    with pytest.raises(InputError, match="needs the cold prediction"):
+        predict_bfs(graph, 0, kernel, profile, l2_model="setassoc", warm_l2=True, counters=counters)
+
+
+def _slots(jobs, sectors, waiting, waited, hot):
+    return tuple(np.asarray(x, dtype=np.float64) for x in (jobs, sectors, waiting, waited, hot))
+
+
+def test_scale_slots_by_hand():
+    # two slots; slot 0: 4 loads, 3 wait on the L2 (100 ns each), 1 on a row miss (300 ns);
+    # slot 1: 2 loads on the L2 (120 ns each). The measurement doubles the row misses, adds row hits
+    # the simulation never saw (one load per sector at the 200 ns one-sector latency) and halves the
+    # instructions.
+    loads = _slots([4, 2], [[6, 2], [0, 0], [1, 0]], [[3, 2], [0, 0], [1, 0]], [[300, 240], [0, 0], [300, 0]], [1, 0])
+    path = tuple(np.asarray(x, dtype=np.float64) for x in ([40, 20], [400, 200], [2, 2]))
+    targets = {"jobs": 6.0, "classes": np.array([8.0, 3.0, 2.0]), "inst": 30.0, "shared": 8.0}
+    (jobs, sectors, latency, hot), (count, stall, shared) = scale_slots(loads, path, targets,
+                                                                         np.array([90.0, 200.0, 250.0]))
+    assert jobs.tolist() == [4, 2] and hot.tolist() == [1, 0]
+    assert sectors.tolist() == [[6, 2], [2, 1], [2, 0]]  # row hits spread by jobs: 2/3 and 1/3 of 3
+    # slot 0: 2 row-miss loads (600 ns) + 2 row-hit loads (400 ns) fill its 4 loads; slot 1: 1 row hit + 1 L2
+    assert latency.tolist() == pytest.approx([1000.0, 200.0 + 120.0])
+    assert count.tolist() == [20, 10] and stall.tolist() == [200, 100] and shared.tolist() == [4, 4]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20), st.integers(0, 5), st.integers(0, 5)),
+                min_size=1, max_size=8),
+       st.floats(0.1, 3.0), st.floats(0.0, 3.0), st.floats(0.0, 3.0))
+def test_scale_slots_keeps_the_counts_and_the_loads(slots, f_jobs, f_hit, f_miss):
+    # whatever the targets, each class's sectors add up to its target and no slot waits on more loads than it ran
+    l2, miss, l2_loads, miss_loads = (np.array(c, dtype=np.float64) for c in zip(*slots))
+    jobs = l2_loads + miss_loads + 1
+    loads = _slots(jobs, [l2, 0 * l2, miss], [l2_loads, 0 * l2, miss_loads], [100 * l2_loads, 0 * l2, 300 * miss_loads],
+                   0 * l2)
+    targets = {"jobs": f_jobs * jobs.sum(), "classes": np.array([f_hit * l2.sum(), 2.0, f_miss * miss.sum()]),
+               "inst": 1.0, "shared": 1.0}
+    (new_jobs, sectors, latency, _), none = scale_slots(loads, None, targets, np.array([100.0, 200.0, 300.0]))
+    assert none is None
+    assert new_jobs.sum() == pytest.approx(targets["jobs"])
+    assert sectors.sum(axis=1) == pytest.approx(targets["classes"])
+    assert (latency >= -1e-9).all()
+    assert (latency <= (l2_loads + miss_loads) * f_jobs * 300 + 1e-6).all()
 
 
 def test_counters_must_cover_every_launch(tmp_path):
     graph = graph_of(50, [(i, i + 1) for i in range(49)], True)
     result = predict_bfs(graph, 0, parse_kernel("topo"), K40C)
-    path = tmp_path / "c.csv"
-    _counters_of(result, K40C).iloc[:-1].to_csv(path, index=False)
+    counters = _counters_of(result, K40C)
     with pytest.raises(InputError, match="has no row for level"):
-        predict_counters(result, read_counters(path))
+        counted_result(predict_bfs(graph, 0, parse_kernel("topo"), K40C, counters=counters.iloc[:-1]))
+    extra = pd.concat([counters, counters.iloc[:1].assign(level=99)])
+    with pytest.raises(InputError, match="matches no launch"):
+        predict_bfs(graph, 0, parse_kernel("topo"), K40C, counters=extra)
+    with pytest.raises(InputError, match="without a counters table"):
+        counted_result(result)
 
 
 @pytest.mark.parametrize("text, message", [
@@ -337,6 +416,27 @@ def test_opm_cli_csv_columns(tmp_path):
                 "predicted_ns").split(", ")
     assert set(required) <= set(table.columns)
     assert (table["grid"] * table["block"] == 512).all()
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_opm_cli_counters(tmp_path, warm):
+    # counts written from the cold prediction give back the cold (or the warm) prediction, mode counters
+    graph, options = "rmat:scale=8,ef=8,seed=2", ["--kernel", "ws", "--gpu", "h200", "--l2", "setassoc"]
+    plain, counted = tmp_path / "plain.csv", tmp_path / "counted.csv"
+    assert main(["opm", graph, *options, "--per-level", "--format", "csv", "--out", str(plain), "--quiet"]) == 0
+    cold = pd.read_csv(plain)
+    counters = tmp_path / "counters.csv"
+    cold.assign(achieved_occupancy_pct=50.0)[["level", "phase", "jobs_total", "l2_sectors", "l2_hits", "dram_sectors",
+                                             "achieved_occupancy_pct"]].to_csv(counters, index=False)
+    warm_flag = ["--warm-l2"] if warm else []
+    if warm:
+        assert main(["opm", graph, *options, "--warm-l2", "--per-level", "--format", "csv", "--out", str(plain),
+                     "--quiet"]) == 0
+    assert main(["opm", graph, *options, *warm_flag, "--counters", str(counters), "--per-level", "--format", "csv",
+                 "--out", str(counted), "--quiet"]) == 0
+    expected, table = pd.read_csv(plain), pd.read_csv(counted)
+    assert set(table["mode"]) == {"counters"}
+    assert table["predicted_ns"].to_numpy() == pytest.approx(expected["predicted_ns"].to_numpy())
 
 
 def test_opm_cli_cpu(capsys):

@@ -146,8 +146,12 @@ def test_report_folder_holds_page_markdown_figures_and_tables(report_dir):
     assert sorted(p.name for p in report_dir.iterdir()) == ["figures", "index.html", "report.md", "tables"]
     assert leftovers(report_dir.parent) == []
     figures = sorted(p.name for p in (report_dir / "figures").iterdir())
-    # Suite boxplot + 8 per graph + 2 measured figures for the graph with measurements.
-    assert len(figures) == 1 + 2 * 8 + 2
+    # Suite boxplot + 8 per graph + 3 measured figures (time, CTE, ME) for the graph with measurements.
+    assert len(figures) == 1 + 2 * 8 + 3
+    cte = pd.read_csv(report_dir / "tables" / "measured_rounds.csv")
+    assert cte["cte_model_ns"].notna().all() and (cte["cte_model_ns"] > 0).all()
+    equations = cte.groupby("kernel")["cte_model"].unique()
+    assert equations.map(len).eq(1).all() and equations["topo"].tolist() == ["1D"]
     page = (report_dir / "index.html").read_text()
     images = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
     assert len(images) == len(figures)

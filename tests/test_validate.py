@@ -280,7 +280,9 @@ def test_the_summary_names_its_time_model_code_and_variable_cost_errors(saved, t
     assert summary["code_version"] == code_version()  # the working tree's; the output folder is outside it
     assert summary["measure_command"] is None  # the saved folder's device.json predates it
     predicted = pd.read_csv(tmp_path / "v" / "predicted.csv")
-    assert set(predicted["time_model"]) == {"critical"}
+    assert set(predicted.loc[predicted["mode"] != "cte", "time_model"]) == {"critical"}
+    assert set(predicted.loc[predicted["mode"] == "cte", "time_model"]) == {"cte"}
+    assert summary["cte_mode"]["time_model"] == "cte"
     # measured = 1.25 x predicted, constants included: the variable-cost error is by hand per whole BFS
     profile = om.load_profile("h200")
     measured = pd.read_csv(saved / "measured.csv")

@@ -20,7 +20,8 @@ Summary (`summarize`, JSON-serialisable, NaN written as null):
   the tables carry no such counts.
 - The time mode (`time_mode`: "warm" when the table has warm rows, else "simulation") gives the time
   figures at top level; "simulation" (when it is not the time mode) goes under "cold_l2_mode",
-  "counters" under "counters_mode", each with the same keys:
+  "counters" under "counters_mode", "cte" (seed 004's instruction-only analysis) under "cte_mode",
+  each with the same keys:
   time_mape_per_level = mean |error| over every predicted round of every (graph, kernel, source),
   pooled (the level-weighted mean of the per-(graph, kernel) MAPEs); time_max_error_per_level =
   the signed error of largest magnitude over those rounds; time_pearson_r = median over
@@ -32,6 +33,9 @@ Summary (`summarize`, JSON-serialisable, NaN written as null):
   time_max_error_variable_per_level; bfs_time_error_variable_median and
   bfs_time_error_variable_abs_median (median over (graph, kernel) of bfs_time_error_variable);
   variable_rounds_excluded = rounds left out because their measured variable-cost time was <= 0;
+  rounds_time_error_median and rounds_time_error_abs_median (median over (graph, kernel) of
+  rounds_time_error: the predicted rounds' total, the whole BFS where complete, counters mode's
+  profiled rounds where not);
   best_mapping_agreement = fraction of (graph, source) with at least 2 competing kernels where
   agree holds; best_mapping_slowdown_median; plus the same time keys per kernel ("per_kernel") and
   per graph and kernel ("per_graph").
@@ -86,6 +90,8 @@ def _time_keys(table: pd.DataFrame) -> dict:
         "bfs_time_error_variable_median": _median(variable),
         "bfs_time_error_variable_abs_median": _median(np.abs(variable)),
         "variable_rounds_excluded": int(excluded.sum()),
+        "rounds_time_error_median": _median(_column(table, "rounds_time_error")),
+        "rounds_time_error_abs_median": _median(np.abs(_column(table, "rounds_time_error"))),
     }
 
 
@@ -169,7 +175,7 @@ def summarize(exact, counters, time_table, best, meta: dict, phases=None, time_m
     if section["time_model"] is None:
         section["time_model"] = out.get("time_model")
     out.update(section)
-    for other, key in (("simulation", "cold_l2_mode"), ("counters", "counters_mode")):
+    for other, key in (("simulation", "cold_l2_mode"), ("counters", "counters_mode"), ("cte", "cte_mode")):
         if other != mode and not _empty(time_table) and (time_table["mode"] == other).any():
             out[key] = _mode_summary(time_table, best, other, time_models)
     if not _empty(phases):

@@ -26,7 +26,9 @@ Level 3, time:
   round was predicted; predicted_ns and error NaN otherwise. The variable-cost columns are the sums
   of the rounds' (excluded rounds included: the sum is the whole BFS's time minus its constants),
   error_variable = err(predicted_variable_ns, measured_variable_ns), NaN when incomplete or when
-  the BFS's measured variable-cost time is <= 0.
+  the BFS's measured variable-cost time is <= 0. rounds_error = err(sum predicted_ns, sum measured_ns)
+  over the BFS's predicted rounds only (NaN when none): the whole BFS when complete, else the rounds a
+  partial prediction covers, such as counters mode's profiled rounds.
 - `time_errors`, per (graph, kernel, mode) over the predicted rounds of all sources pooled:
   levels = number of predicted rounds (rounds = all measured rounds, so rounds - levels were
   dropped); mape = mean |error| ("per-level MAPE"); worst_error = the signed error of largest
@@ -43,7 +45,8 @@ Level 3, time:
   median over complete sources of the whole-BFS error_variable (sources whose measured
   variable-cost time is <= 0 left out); fixed_bfs_ns = median over sources of the whole BFS's
   constants (sum of f over all its launches), so measured_bfs_ns - fixed_bfs_ns is what the
-  variable-cost figures judge.
+  variable-cost figures judge. rounds_time_error = median over the sources with predicted rounds of
+  their rounds_error (equal to bfs_time_error when every source is complete).
 - `best_mapping`, per (graph, source, mode) over the kernels whose whole BFS is complete:
   measured_best = kernel with the lowest measured time, predicted_best = kernel with the lowest
   predicted time (ties broken by kernel name), slowdown = measured time of predicted_best /
@@ -161,7 +164,8 @@ def phase_errors(measured: pd.DataFrame, predicted) -> pd.DataFrame:
 
 
 BFS_COLUMNS = ["graph", "kernel", "source", "mode", "levels", "predicted_levels", "measured_ns", "predicted_ns",
-               "error", "complete", "fixed_ns", "measured_variable_ns", "predicted_variable_ns", "error_variable"]
+               "error", "complete", "fixed_ns", "measured_variable_ns", "predicted_variable_ns", "error_variable",
+               "rounds_error"]
 _BASE_BFS_COLUMNS = BFS_COLUMNS[:BFS_COLUMNS.index("complete") + 1]
 
 
@@ -177,6 +181,10 @@ def whole_bfs(rounds: pd.DataFrame) -> pd.DataFrame:
     grouped = rounds.groupby(["graph", "kernel", "source", "mode"], sort=True)
     table = grouped.agg(levels=("level", "size"), predicted_levels=("predicted", "sum"),
                         measured_ns=("measured_ns", "sum"), predicted_ns=("predicted_ns", "sum")).reset_index()
+    covered = rounds["predicted"].astype(bool)
+    partial = rounds[covered].groupby(["graph", "kernel", "source", "mode"], sort=True)[
+        ["measured_ns", "predicted_ns"]].sum()
+    partial = partial.reindex(pd.MultiIndex.from_frame(table[["graph", "kernel", "source", "mode"]]))
     for column in VARIABLE_ROUND_COLUMNS[:3]:
         table[column] = _sum(grouped, column).to_numpy(dtype=float)
     table["complete"] = table["predicted_levels"] == table["levels"]
@@ -185,13 +193,16 @@ def whole_bfs(rounds: pd.DataFrame) -> pd.DataFrame:
     table["error"] = _rel(table["predicted_ns"], table["measured_ns"])
     table["predicted_variable_ns"] = table["predicted_variable_ns"].where(table["complete"])
     table["error_variable"] = _variable_error(table["predicted_variable_ns"], table["measured_variable_ns"])
+    table["rounds_error"] = _rel(partial["predicted_ns"].to_numpy(dtype=float),
+                                 partial["measured_ns"].to_numpy(dtype=float))
     return table[BFS_COLUMNS]
 
 
 TIME_COLUMNS = ["graph", "kernel", "mode", "rounds", "levels", "mape", "worst_error", "max_error", "min_error",
                 "pearson_r", "sources", "complete_sources", "complete", "bfs_time_error", "measured_bfs_ns",
                 "predicted_bfs_ns", "mape_variable", "worst_error_variable", "max_error_variable",
-                "min_error_variable", "variable_rounds_excluded", "bfs_time_error_variable", "fixed_bfs_ns"]
+                "min_error_variable", "variable_rounds_excluded", "bfs_time_error_variable", "fixed_bfs_ns",
+                "rounds_time_error"]
 
 
 def _error_figures(errors: np.ndarray, suffix: str = "") -> dict:
@@ -226,6 +237,7 @@ def time_errors(rounds: pd.DataFrame) -> pd.DataFrame:
             "variable_rounds_excluded": excluded,
             "bfs_time_error_variable": _median(full["error_variable"]),
             "fixed_bfs_ns": _median(runs["fixed_ns"]),
+            "rounds_time_error": _median(runs["rounds_error"]),
         })
     return pd.DataFrame(rows, columns=TIME_COLUMNS)
 
