@@ -24,7 +24,7 @@ from .bfs_machine import SERVERS
 from .cache import SetAssocState
 from .counters import MeasuredLaunches, check_covers, scale_slots
 from .critical import CriticalPathModel, launch_time, slot_instructions, slot_loads_by_class
-from .instructions import LaunchCode
+from .instructions import LaunchCode, group_lanes, topo_lanes
 from .kernels import (DEFAULT_BLOCK, Kernel, Launch, compact_counts, compact_jobs, compact_warp_steps, expansion_jobs,
                       topo_jobs)
 from .layout import layout_for
@@ -282,6 +282,7 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
         return out
 
     levels = frontiers.levels
+    degrees = graph.degrees()
     stamp = np.full(graph.n, -1, dtype=np.int32)
     edge_sizes = frontiers.edge_frontier_sizes(graph)
     rows, server_rows = [], []
@@ -298,12 +299,19 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
             launch = Launch(block, grid if grid is not None else profile.full_wave_grid(block))
             trace = topo_jobs(graph, levels, stamp, level, layout, launch.warps)
             phase = "topo"
-            instructions = code.topo(trace) if code is not None else None
+            instructions = None
+            if code is not None:
+                lanes = topo_lanes(levels, degrees, level, launch.warps) if code.diverges else None
+                instructions = code.topo(trace, lanes)
         else:
             launch = expansion_launch(kernel, profile, front.size, block, grid)
             trace = expansion_jobs(graph, levels, stamp, level, front, expansion, layout, launch.warps)
             phase = "expand"
-            instructions = code.expansion(trace, expansion.geometry, front.size) if code is not None else None
+            instructions = None
+            if code is not None:
+                group = expansion.group_size
+                lanes = group_lanes(degrees[front], group, launch.warps) if code.diverges and group else None
+                instructions = code.expansion(trace, expansion.geometry, front.size, lanes)
         counts, misses_at, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
         if misses_at is not None:
             mrc_misses += misses_at

@@ -9,9 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from opmachine.critical import CriticalPathModel, launch_time
-from opmachine.instructions import (CLASSES, WAITS, instruction_class, kernel_code, listing_name, load_listing,
+from opmachine.instructions import (CLASSES, WAITS, group_lanes, instruction_class, kernel_code, listing_name, load_listing,
                                     parse_listing, steps_per_warp)
 from opmachine.instructions.blocks import ACTIVE, NEVER, WARP, block_events
+from opmachine.instructions.code import DIVERGENCE
+from opmachine.instructions.trips import EMPTY, OUT_OF_RANGE, SKIPPED, lane_divergence
 from opmachine.kernels import parse_kernel
 from opmachine.predict import predict_bfs
 from opmachine.profile import load_profile
@@ -30,7 +32,16 @@ def test_every_listing_parses_and_every_loop_has_a_trip_event(kernel):
     assert all(a.end == b.first for a, b in zip(blocks, blocks[1:]))  # a partition of the listing
     assert {b.event for b in blocks} >= {WARP, "step"}
     code = kernel_code(kernel, "sm_90")
-    assert code.counts.sum() == sum(b.end - b.first for b in blocks if b.event != NEVER)
+    divergence = sum(code.counts[code.row(e)].sum() for e in DIVERGENCE if e in code.events)
+    assert code.counts.sum() - divergence == sum(b.end - b.first for b in blocks if b.event != NEVER)
+
+
+@pytest.mark.parametrize("kernel", ["topo", "sm-1", "sm-4", "sm-32"])
+def test_divergence_events_run_from_the_loop_exit_to_the_warp_sync(kernel):
+    # topo: `LDC` (num_nodes' address, .L_x_0) then WARPSYNC.ALL; sm-S: the step increment then the sync
+    code = kernel_code(kernel, "sm_90")
+    assert sum(code.per_trip("parked")[c] for c in CLASSES) == 1 and code.per_trip("parked")["stall_cycles"] == 0
+    assert sum(code.per_trip("regroup")[c] for c in CLASSES) == 2
 
 
 def test_ws_per_trip_counts_match_its_source():
@@ -38,7 +49,7 @@ def test_ws_per_trip_counts_match_its_source():
     search step one shared load; per step the five-shuffle warp scan and its total (six shuffles), two
     shared stores and the three vertex loads."""
     code = kernel_code("ws", "sm_90")
-    assert set(code.events) == {WARP, ACTIVE, "step", "round", "search"}
+    assert set(code.events) == {WARP, ACTIVE, "step", "round", "search", *DIVERGENCE}
     search, round_, step = code.per_trip("search"), code.per_trip("round"), code.per_trip("step")
     assert (search["shared_ld"], search["global_ld"], search["wait_shared_ld"]) == (1, 0, 1)
     assert (round_["shared_ld"], round_["global_ld"], round_["global_st"]) == (2, 2, 1)
@@ -62,6 +73,30 @@ def test_instruction_classes():
 def test_listing_name_drops_the_block_bound_parameter():
     assert listing_name(Mapping("scan", 128)) == "scan"
     assert listing_name(Mapping("group", 8)) == "sm-8"
+
+
+def test_lane_divergence_by_hand():
+    # step 0 on warp 0: lanes loop 3, 3, 1 times, one lane has no edge, the rest have no entry: the loop
+    # runs 3 iterations with parked lanes, and 4 groups (3 trips, 1 trip, empty, out of range) meet at the sync;
+    # step 1 on warp 1: every lane loops twice (no divergence); step 2 on warp 0: lanes skip or loop once
+    lanes = np.full((3, 32), OUT_OF_RANGE)
+    lanes[0, :4] = [3, 3, 1, EMPTY]
+    lanes[1] = 2
+    lanes[2] = np.where(np.arange(32) % 2, 1, SKIPPED)
+    got = lane_divergence(lanes, np.array([0, 1, 0]), 2)
+    assert got["parked"].tolist() == [3 + 1, 0] and got["regroup"].tolist() == [3 + 1, 0]
+
+
+def test_group_lanes_by_hand():
+    # sm-8: 4 groups a virtual warp; degrees 9, 0, 16 and no fourth entry: lanes of the first group loop
+    # 2, 1, .., 1; the second's are empty; the third's loop twice; the fourth's are out of range
+    got = group_lanes(np.array([9, 0, 16]), 8, warps=4)
+    assert got["parked"].tolist() == [2, 0, 0, 0]
+    assert got["regroup"].tolist() == [3 + 1 - 1, 0, 0, 0]  # trips 2 and 1, empty, out of range (2 shared)
+    # sm-32 on a queue of 3, two warps: degree 40 (lanes 0-7 loop twice, the rest once) and 5 (five lanes
+    # once, the rest empty) on warp 0, degree 32 (every lane once) on warp 1
+    got = group_lanes(np.array([40, 32, 5]), 32, warps=2)
+    assert got["parked"].tolist() == [1 + 1, 0] and got["regroup"].tolist() == [1 + 1, 0]
 
 
 def test_steps_per_warp_by_hand():
@@ -129,13 +164,14 @@ def _error(table, column):
 
 
 def test_expansion_instructions_against_ncu(rmat_counts):
-    """Measured on an H100: scan's expansions within 0.2%, ws within 7%, topo within 7%, sm-S within 11%
-    (a diverged warp's lanes parked at the WARPSYNC after the loop re-issue it, one instruction a round
-    when a lone lane loops, which the model does not count); shared loads and stores of ws and scan exact."""
+    """Measured on an H100: scan's expansions within 0.2%, topo within 0.1%, sm-S within 1% (with the
+    lanes parked at the WARPSYNC and the groups that reach it apart, `code.DIVERGENCE`), ws within 7% (its
+    loop reconverges through BSSY / BSYNC, whose diverged re-issues are not counted); shared loads and
+    stores of ws and scan exact."""
     table = rmat_counts[rmat_counts["phase"] != "compact"]
-    bounds = {"scan": 0.002, "ws": 0.07, "topo": 0.07}
+    bounds = {"scan": 0.002, "ws": 0.07, "topo": 0.001}
     for kernel, group in table.groupby("kernel"):
-        assert _error(group, "inst_executed").abs().max() <= bounds.get(kernel, 0.11), kernel
+        assert _error(group, "inst_executed").abs().max() <= bounds.get(kernel, 0.01), kernel
     for kernel in ("ws", "scan"):
         group = table[table["kernel"] == kernel]
         assert (group["shared_ld_inst_model"] == group["shared_ld_inst"]).all()

@@ -14,11 +14,11 @@ import numpy as np
 
 from .code import WAITS, KernelCode, kernel_code, warp_instructions
 from .listing import CLASSES, Listing, instruction_class, load_listing, parse_listing
-from .trips import compact_trips, expansion_trips, steps_per_warp, topo_trips
+from .trips import compact_trips, expansion_trips, group_lanes, steps_per_warp, topo_lanes, topo_trips
 
 __all__ = ["CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of", "compact_trips",
-           "expansion_trips", "has_listing", "instruction_class", "kernel_code", "listing_name", "load_listing", "parse_listing",
-           "steps_per_warp", "topo_trips", "warp_instructions"]
+           "expansion_trips", "group_lanes", "has_listing", "instruction_class", "kernel_code", "listing_name", "load_listing", "parse_listing",
+           "steps_per_warp", "topo_lanes", "topo_trips", "warp_instructions"]
 
 
 def has_listing(kernel: str, arch: str) -> bool:
@@ -82,11 +82,19 @@ class LaunchCode:
             return None
         return cls(arch, kernel_code(name, arch), kernel_code("compact", arch))
 
-    def topo(self, trace) -> WarpInstructions:
-        return WarpInstructions(*warp_instructions(self.main, topo_trips(trace)))
+    def topo(self, trace, lanes: dict | None = None) -> WarpInstructions:
+        """`lanes`: the launch's `trips.topo_lanes` (None: no divergence counted)."""
+        return WarpInstructions(*warp_instructions(self.main, {**topo_trips(trace), **(lanes or {})}))
 
-    def expansion(self, trace, geometry, front_size: int) -> WarpInstructions:
-        return WarpInstructions(*warp_instructions(self.main, expansion_trips(trace, geometry, front_size)))
+    def expansion(self, trace, geometry, front_size: int, lanes: dict | None = None) -> WarpInstructions:
+        """`lanes`: the launch's `trips.group_lanes` for an `sm-S` expansion (None: no divergence counted)."""
+        trips = expansion_trips(trace, geometry, front_size)
+        return WarpInstructions(*warp_instructions(self.main, {**trips, **(lanes or {})}))
+
+    @property
+    def diverges(self) -> bool:
+        """Whether the main kernel's lanes meet again at a WARPSYNC.ALL (`code.DIVERGENCE` events)."""
+        return "parked" in self.main.events
 
     def compaction(self, steps, stores, block: int) -> WarpInstructions:
         """From each warp's steps and stores (`kernels.compact_warp_steps`)."""

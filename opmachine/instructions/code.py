@@ -18,6 +18,13 @@ import numpy as np
 from .blocks import NEVER, block_events
 from .listing import CLASSES, load_listing
 
+DIVERGENCE = ("parked", "regroup")
+"""Events of a warp whose lanes leave a loop at different times and meet again at its `WARPSYNC.ALL`
+(independent thread scheduling): `parked`, each loop iteration run while some lanes already wait at
+the sync (they re-issue the WARPSYNC once per iteration: one instruction); `regroup`, each extra group
+of lanes that reaches the sync on its own (it runs the code from the loop's exit to the sync). Their
+trips come from the lanes' own trip counts (`trips.lane_divergence`); a kernel without a WARPSYNC.ALL
+has neither event, and a launch whose lanes are not counted runs them zero times."""
 WAITS = ("shared_ld", "shuffle", "barrier")
 """Variable-latency instructions a warp's path waits on beyond their scheduled stall: shared-memory
 loads (LDS), shuffles and votes (SHFL, VOTE), block barriers (BAR)."""
@@ -55,21 +62,38 @@ def _wait_kind(ins) -> int:
     return -1
 
 
+def _divergence_code(listing) -> dict:
+    """The DIVERGENCE events' instructions: (event -> [(instruction, stall counted)]); empty without a
+    WARPSYNC.ALL. `regroup` runs from the fall-through region's start (after the last branch or exit
+    before the sync) through the sync; `parked` re-issues the sync alone, off the warp's own path."""
+    code = listing.instructions
+    sync = next((i for i, ins in enumerate(code) if ins.opcode == "WARPSYNC.ALL" and not ins.guard), None)
+    if sync is None:
+        return {}
+    start = sync
+    while start > 0 and code[start - 1].op not in ("BRA", "EXIT", "RET", "CALL"):
+        start -= 1
+    return {"parked": [(code[sync], False)], "regroup": [(ins, True) for ins in code[start:sync + 1]]}
+
+
 def code_from_listing(listing, arch: str) -> KernelCode:
     """`KernelCode` of a parsed listing."""
     blocks = [b for b in block_events(listing) if b.event != NEVER]
-    events = tuple(dict.fromkeys(b.event for b in blocks))
+    divergence = _divergence_code(listing)
+    events = tuple(dict.fromkeys(b.event for b in blocks)) + tuple(divergence)
     counts = np.zeros((len(events), len(CLASSES)), dtype=np.int64)
     stalls = np.zeros(len(events), dtype=np.float64)
     waits = np.zeros((len(events), len(WAITS)), dtype=np.int64)
-    for block in blocks:
-        e = events.index(block.event)
-        for ins in listing.instructions[block.first:block.end]:
+    runs = [(b.event, [(ins, True) for ins in listing.instructions[b.first:b.end]]) for b in blocks]
+    for event, instructions in runs + list(divergence.items()):
+        e = events.index(event)
+        for ins, on_path in instructions:
             counts[e, CLASSES.index(ins.cls)] += 1
-            stalls[e] += ins.stall
-            kind = _wait_kind(ins)
-            if kind >= 0:
-                waits[e, kind] += 1
+            if on_path:
+                stalls[e] += ins.stall
+                kind = _wait_kind(ins)
+                if kind >= 0:
+                    waits[e, kind] += 1
     return KernelCode(listing.kernel, arch, events, counts, stalls, waits)
 
 
@@ -82,8 +106,10 @@ def kernel_code(kernel: str, arch: str) -> KernelCode:
 def warp_instructions(code: KernelCode, trips: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per launched warp: instructions by class (warps x CLASSES), stall cycles and waits (warps x WAITS),
     from `trips` (event -> trips per warp, one array per event of `code`)."""
-    missing = [e for e in code.events if e not in trips]
+    missing = [e for e in code.events if e not in trips and e not in DIVERGENCE]
     if missing:
         raise KeyError(f"{code.kernel}: no trip counts for event(s) {', '.join(missing)}")
-    matrix = np.vstack([np.asarray(trips[e], dtype=np.float64) for e in code.events])  # events x warps
+    warps = len(next(iter(trips.values())))
+    matrix = np.vstack([np.asarray(trips[e], dtype=np.float64) if e in trips else np.zeros(warps)
+                        for e in code.events])  # events x warps
     return matrix.T @ code.counts, matrix.T @ code.stall_cycles, matrix.T @ code.waits

@@ -12,15 +12,22 @@ already knows, per launched warp:
 - `round`: inner-loop iterations of the warp (one EDL job each); `store`: iterations or chunks with a
   store (OP jobs); `search`: binary-search steps, ceil(log2 entries) per round over the unit's
   entries (ws: 32, scan: the CTA size), the same for every lane;
+- `parked`, `regroup` (`code.DIVERGENCE`): from each step's lane trip counts (`lane_divergence`:
+  `topo_lanes` and `group_lanes` give them), per step max - min lane trips and the distinct exits - 1;
 - `lookback`, `poll`: the compaction's decoupled look-back, one step and one poll per warp whose
   lanes have a predecessor tile (tile t, warp k of its block: t >= 1, and t - 1 >= 32 k), as when
   every predecessor is already done (no spinning).
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..kernels._jobs import ANI, EDL, ERL, OP
+
+OUT_OF_RANGE, SKIPPED, EMPTY = -3, -2, -1
+"""Lane exits before the loop, each a different branch to the sync: no node / queue entry for the lane,
+a node not in the frontier (`topo`), an edge range with no edge for the lane."""
 
 
 def _per_warp(trace, server: int) -> np.ndarray:
@@ -56,6 +63,66 @@ def expansion_trips(trace, geometry, front_size: int) -> dict:
     search = int(np.ceil(np.log2(geometry.unit_entries))) if geometry.unit_entries > 1 else 0
     return _with_active({**common, "step": steps_per_warp(units, geometry.unit_warps, trace.warps),
                          "search": common["round"] * search})
+
+
+@numba.njit(cache=True)
+def _divergence(lanes, warp_of_step, warps):
+    parked = np.zeros(warps)
+    regroup = np.zeros(warps)
+    seen = np.empty(lanes.shape[1], dtype=lanes.dtype)
+    for s in range(lanes.shape[0]):
+        most, least, distinct = 0, -1, 0
+        for lane in range(lanes.shape[1]):
+            value = lanes[s, lane]
+            trips = max(value, 0)
+            most = max(most, trips)
+            least = trips if least < 0 else min(least, trips)
+            new = True
+            for k in range(distinct):
+                if seen[k] == value:
+                    new = False
+                    break
+            if new:
+                seen[distinct] = value
+                distinct += 1
+        w = warp_of_step[s]
+        parked[w] += most - least
+        regroup[w] += distinct - 1
+    return parked, regroup
+
+
+def lane_divergence(lanes: np.ndarray, warp_of_step: np.ndarray, warps: int) -> dict:
+    """`parked` and `regroup` trips per launched warp from each step's lanes (steps x 32: a lane's loop
+    trips, or OUT_OF_RANGE / SKIPPED / EMPTY for the branch it left by) and the warp that runs it."""
+    parked, regroup = _divergence(np.ascontiguousarray(lanes, dtype=np.int64),
+                                  np.asarray(warp_of_step, dtype=np.int64), int(warps))
+    return {"parked": parked, "regroup": regroup}
+
+
+def topo_lanes(levels: np.ndarray, degrees: np.ndarray, level: int, warps: int) -> dict:
+    """`lane_divergence` of a `topo` launch: chunk c (nodes 32c .. 32c+31) on warp c mod warps."""
+    n = levels.size
+    chunks = -(-n // 32)
+    lanes = np.full(chunks * 32, OUT_OF_RANGE, dtype=np.int64)
+    lanes[:n] = np.where(levels != level, SKIPPED, np.where(degrees > 0, degrees, EMPTY))
+    return lane_divergence(lanes.reshape(chunks, 32), np.arange(chunks) % warps, warps)
+
+
+def group_lanes(front_degrees: np.ndarray, group_size: int, warps: int) -> dict:
+    """`lane_divergence` of an `sm-S` expansion: virtual warp c takes queue entries c g .. c g + g - 1
+    (g = 32 / S groups of S lanes), lane j of a group walks edges j, j + S, ... of its entry, on warp
+    c mod warps."""
+    groups = 32 // group_size
+    steps = -(-front_degrees.size // groups)
+    padded = np.full(steps * groups, -1, dtype=np.int64)
+    padded[:front_degrees.size] = front_degrees
+    degree = np.repeat(padded.reshape(steps, groups), group_size, axis=1)
+    j = np.tile(np.arange(group_size), groups)[None, :]
+    trips = -(-(degree - j) // group_size)
+    lanes = np.where(degree < 0, OUT_OF_RANGE, np.where(trips > 0, trips, EMPTY))
+    if lanes.shape[1] < 32:  # lanes beyond g groups own no entry
+        lanes = np.hstack([lanes, np.full((steps, 32 - lanes.shape[1]), OUT_OF_RANGE)])
+    return lane_divergence(lanes, np.arange(steps) % warps, warps)
 
 
 def compact_trips(steps: np.ndarray, stores: np.ndarray, block: int) -> dict:
