@@ -134,12 +134,14 @@ def counted_result(result):
     return dataclasses.replace(result, per_level=result.counted, mrc=None, counted=None)
 
 
-def _classes(l2_sectors: float, dram: float, row_hits: float | None, simulated_row_hits: float,
+def _classes(l2_sectors: float, dram: float, rows: tuple[float, float] | None, simulated_row_hits: float,
              simulated_dram: float) -> np.ndarray:
-    """Sectors served by the L2, row-buffer hits, row-buffer misses of one launch."""
-    if row_hits is None:
-        row_hits = dram * (simulated_row_hits / simulated_dram if simulated_dram else 0.0)
-    return np.array([max(l2_sectors - dram, 0.0), row_hits, dram - row_hits])
+    """Sectors served by the L2, row-buffer hits, row-buffer misses of one launch (`rows`: measured
+    row hits and misses, else the simulated row-hit fraction splits the DRAM sectors)."""
+    if rows is None:
+        hits = dram * (simulated_row_hits / simulated_dram if simulated_dram else 0.0)
+        rows = (hits, dram - hits)
+    return np.array([max(l2_sectors - dram, 0.0), *rows])
 
 
 def _row_classes(row) -> np.ndarray:
@@ -151,13 +153,12 @@ class MeasuredLaunches:
     `scale_slots` of the critical-path model's per-slot counts."""
 
     def __init__(self, counters: pd.DataFrame, reference: pd.DataFrame | None = None):
-        self.table = counters.set_index(["level", "phase"])
-        self.rows = {key: row for key, row in zip(self.table.index, self.table.to_dict(orient="records"))}
+        self.rows = {(int(r["level"]), str(r["phase"])): r for r in counters.to_dict(orient="records")}
         self.reference = None
         if reference is not None:
             self.reference = {(int(r["level"]), str(r["phase"])): r for r in reference.to_dict(orient="records")}
-        self.has_rows = "row_hits" in self.table.columns
-        self.has_instructions = "inst_executed" in self.table.columns
+        self.has_rows = "row_hits" in counters.columns
+        self.has_instructions = "inst_executed" in counters.columns
 
     def __contains__(self, key) -> bool:
         return key in self.rows
@@ -173,8 +174,8 @@ class MeasuredLaunches:
                 level, phase = key
                 raise InputError(f"the cold reference has no launch for level {level}, phase {phase}")
             cold = self.reference[key]
-        row_hits = float(measured["row_hits"]) if self.has_rows else None
-        measured_classes = _classes(float(measured["l2_sectors"]), float(measured["dram_sectors"]), row_hits,
+        rows = (float(measured["row_hits"]), float(measured["row_misses"])) if self.has_rows else None
+        measured_classes = _classes(float(measured["l2_sectors"]), float(measured["dram_sectors"]), rows,
                                     float(cold["row_hits"]), float(cold["dram_sectors"]))
         own, reference = _row_classes(simulated), _row_classes(cold)
         safe = np.where(reference > 0, reference, 1.0)
