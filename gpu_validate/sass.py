@@ -33,11 +33,17 @@ builds the binary CuPy builds (seen on the device by wrapping cupy_backends' nvr
 _MARKER = re.compile(r"//\s*trips:\s*([a-z_]+)")
 
 
+CHASE = ("microbench.cu", "mb_chase_1", False)
+"""The memory microbenchmarks' one-chain pointer chase (`gpu_validate.microbench`): its listing says how
+many cycles a hop spends issuing its own instructions, which the measured one-warp latencies include."""
+
+
 def listed_kernels() -> dict[str, tuple[str, str, bool]]:
     """Kernel label -> (source file, entry name expression, is a template), in listing order."""
     kernels = {name: (FIXED_SOURCES[name][0], FIXED_SOURCES[name][1], False) for name in ("topo", "compact")}
     for mapping in (*(Mapping("group", s) for s in GROUP_SIZES), Mapping("ws"), Mapping("scan")):
         kernels[mapping.label] = expansion_source(mapping)
+    kernels["chase"] = CHASE
     return kernels
 
 
@@ -114,14 +120,22 @@ def nvrtc_version(library: str) -> str:
     return f"NVRTC {major.value}.{minor.value} ({Path(library).name}, called directly)"
 
 
-def disassemble(cubin: bytes, work: Path) -> str:
-    """`nvdisasm -c -gi -hex` of a cubin, with source paths cut to their file names."""
+def disassemble(cubin: bytes, work: Path, function: str | None = None) -> str:
+    """`nvdisasm -c -gi -hex` of a cubin, with source paths cut to their file names; with `function`,
+    only that function's section (a cubin of several kernels)."""
     path = work / "kernel.cubin"
     path.write_bytes(cubin)
     done = subprocess.run([_tool("nvdisasm"), "-c", "-gi", "-hex", str(path)], capture_output=True, text=True)
     if done.returncode != 0:
         raise InputError(f"nvdisasm failed: {done.stderr.strip()}")
-    return re.sub(r'"[^"\n]*/([^"/\n]+)"', r'"\1"', done.stdout)
+    text = re.sub(r'"[^"\n]*/([^"/\n]+)"', r'"\1"', done.stdout)
+    if function is None:
+        return text
+    parts = re.split(r"(?m)^(?=//-+ \.text\.)", text)
+    kept = [p for p in parts[1:] if re.match(rf"//-+ \.text\.{re.escape(function)}\s", p)]
+    if len(kept) != 1:
+        raise InputError(f"nvdisasm: no single function {function} in the cubin")
+    return parts[0] + kept[0]
 
 
 def nvcc_version() -> str:
@@ -152,7 +166,7 @@ def write_listings(out: Path, arch: str, command: str, library: str | None = Non
             header += [f"// trips {file}:{line} {event}" for file, line, event in markers]
             target = out / arch / f"{label}.sass"
             target.parent.mkdir(parents=True, exist_ok=True)
-            write_text(target, "\n".join(header) + "\n" + disassemble(cubin, work))
+            write_text(target, "\n".join(header) + "\n" + disassemble(cubin, work, None if template else entry))
             written.append(target)
     return written
 

@@ -20,7 +20,9 @@ and follows the load through the launch (a fluid model of the physical warp slot
     `num_nodes` word every warp re-reads each step;
 - the instruction path (`opmachine.instructions`, counted from the kernel's SASS) joins both bounds:
   a warp's own latency per job gains its instructions' scheduled stall cycles plus the measured
-  latency of the shared loads, shuffles and barriers it waits on (`[instructions]` of the profile;
+  latency of the shared loads, shuffles and barriers it waits on (the one-warp load latencies lose
+  the cycles the microbenchmark's chase spends issuing its own instructions, `_chase_issue_ns`, so
+  no instruction is charged twice) (`[instructions]` of the profile;
   without it only the compiled stalls), and D gains the issue server (warp instructions per job x
   one GPU-wide issue slot: clock x 4 schedulers per SM x SMs) and, when measured, the shared-memory
   server (shared accesses per job x its wavefront time);
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .instructions import CLASSES
+from .instructions import CLASSES, arch_of, hop_cycles
 from .kernels import OP
 
 HOT = "L2S"
@@ -78,6 +80,7 @@ class CriticalPathModel:
         peak = np.array([float(profile.curves[name].ns[-1]) for name in dict.fromkeys(names)])
         same = profile.curves.get("l2_same")
         instruction = _instruction_costs(profile)
+        latency[:, 1:] = np.maximum(latency[:, 1:] - _chase_issue_ns(profile, instruction), 0.0)
         return cls(servers, np.array([0, 1, 2] if profile.has_row_split else [0, 1, 1]), latency, peak,
                    float(same.ns[-1]) if same is not None else 0.0, **instruction)
 
@@ -95,6 +98,18 @@ def _instruction_costs(profile) -> dict:
         return {}
     cycle = 1000.0 / clock
     return {"cycle_ns": cycle, "issue_ns": cycle / (SCHEDULERS_PER_SM * profile.sms)}
+
+
+def _chase_issue_ns(profile, instruction: dict) -> float:
+    """The part of a one-warp latency that is the microbenchmark chase's own instruction issue
+    (`instructions.hop_cycles` at the profile's clock): the instruction path charges each kernel its
+    own, so it is taken out of the memory latency. 0 without measured instruction costs, without one-warp
+    curves, or where the architecture has no chase listing."""
+    cycles = hop_cycles(arch_of(profile)) if arch_of(profile) else None
+    if getattr(profile, "instructions", None) is None or cycles is None or \
+            not any(name.endswith("_one_warp") for name in profile.curves):
+        return 0.0
+    return cycles * instruction["cycle_ns"]
 
 
 def slot_instructions(instructions, warps: int, physical_warps: int, model: CriticalPathModel):

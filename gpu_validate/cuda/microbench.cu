@@ -37,7 +37,7 @@ __device__ __forceinline__ void mb_chase(const unsigned* __restrict__ buf, const
     unsigned idx[CHAINS];
 #pragma unroll
     for (int c = 0; c < CHAINS; ++c) idx[c] = starts[(warp * CHAINS + c) * lanes + lane];
-    for (long long s = 0; s < steps; ++s) {
+    for (long long s = 0; s < steps; ++s) {  // trips: hop (opmachine.instructions.hop_cycles)
 #pragma unroll
         for (int c = 0; c < CHAINS; ++c) idx[c] = (mb_load<CA>(buf + (unsigned long long)idx[c] * 8) + add) & mask;
     }

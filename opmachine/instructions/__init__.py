@@ -12,13 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .blocks import block_events
 from .code import WAITS, KernelCode, kernel_code, warp_instructions
 from .listing import CLASSES, Listing, instruction_class, load_listing, parse_listing
 from .trips import compact_trips, expansion_trips, group_lanes, steps_per_warp, topo_lanes, topo_trips
 
 __all__ = ["CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of", "compact_trips",
-           "expansion_trips", "group_lanes", "has_listing", "instruction_class", "kernel_code", "listing_name", "load_listing", "parse_listing",
-           "steps_per_warp", "topo_lanes", "topo_trips", "warp_instructions"]
+           "expansion_trips", "group_lanes", "has_listing", "hop_cycles", "instruction_class", "kernel_code",
+           "listing_name", "load_listing", "parse_listing", "steps_per_warp", "topo_lanes", "topo_trips",
+           "warp_instructions"]
 
 
 def has_listing(kernel: str, arch: str) -> bool:
@@ -34,6 +36,20 @@ def arch_of(profile) -> str | None:
     arch = "sm_" + capability.replace(".", "")
     folder = importlib.resources.files("opmachine").joinpath("sass", arch)
     return arch if folder.is_dir() else None
+
+
+def hop_cycles(arch: str) -> float | None:
+    """Cycles one hop of the memory microbenchmarks' pointer chase (`chase`, gpu_validate/cuda/
+    microbench.cu) spends issuing its own instructions: the scheduled stall cycles of the chase loop's
+    unrolled body (the `hop` block with the most loads) per load. The one-warp latencies measured with
+    that chase include them; None where the architecture has no such listing."""
+    if not has_listing("chase", arch):
+        return None
+    listing = load_listing("chase", arch)
+    bodies = [listing.instructions[b.first:b.end] for b in block_events(listing) if b.event == "hop"]
+    body = max(bodies, key=lambda code: sum(ins.cls == "global_ld" for ins in code))
+    loads = sum(ins.cls == "global_ld" for ins in body)
+    return sum(ins.stall for ins in body) / loads if loads else None
 
 
 def listing_name(mapping) -> str:
