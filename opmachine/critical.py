@@ -15,7 +15,9 @@ and follows the load through the launch (a fluid model of the physical warp slot
     its sector count m, m x S_one_warp(m) (S(1) where the profile has no one-warp curve). A store
     does not hold its warp, so it adds nothing;
   - D = max over servers of V_i x S_i(peak): the sectors per job at the server times its best rate
-    (the curve's last sample). One more server is the hot sector: all requests to the launch's
+    (the curve's last sample). Every sector passes through the L2's slices, a miss too (it is
+    looked up there and filled from DRAM), so the L2 server's visits are all of a job's sectors, the
+    DRAM servers' only their own. One more server is the hot sector: all requests to the launch's
     most requested sector are served by one L2 slice (the profile's `l2_same` curve), such as the
     `num_nodes` word every warp re-reads each step;
 - the instruction path (`opmachine.instructions`, counted from the kernel's SASS) joins both bounds:
@@ -211,6 +213,7 @@ def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructi
 
     per_server = np.zeros((len(model.servers), first.size))
     np.add.at(per_server, model.server_of, active_mean(sectors))
+    per_server[0] = active_mean(sectors).sum(axis=0)  # every sector passes through the L2's slices
     demand = np.vstack([per_server * model.peak_ns[:, None], active_mean(hot) * model.same_sector_ns,
                         active_mean(count) * model.issue_ns, active_mean(shared) * model.shared_ns])
     bandwidth = active * demand.max(axis=0)

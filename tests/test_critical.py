@@ -138,3 +138,12 @@ def test_time_models_share_every_count_and_differ_only_in_time():
     with pytest.raises(InputError, match="unknown time model"):
         predict_bfs(graph, 1, parse_kernel("sm-4"), profile, time_model="amdahl")
 
+
+
+def test_every_sector_passes_through_the_l2():
+    # 4 slots x 10 jobs, each 2 L2 hits and 2 row misses; the L2 serves all 4 sectors at 10 ns (40 ns a
+    # job), DRAM its 2 misses at 1 ns: R = max(latency 100, 4 x 40) = 160 ns a job, bound by the L2
+    jobs = np.full(4, 10.0)
+    sectors = np.vstack([2 * jobs, 0 * jobs, 2 * jobs])
+    time, bound = launch_time(jobs, sectors, jobs * 100.0, 0 * jobs, _model(peak=(10.0, 0.0, 1.0)))
+    assert (time, bound) == (10 * 160.0, "L2H")
