@@ -164,6 +164,8 @@ def _run_opm(args) -> int:
                    progress=_progress(args),
                    time_model=args.time_model or ("eq4" if args.occupancy is not None else "critical"))
     reference = None
+    if args.warm_l2 and args.l2 != "setassoc":  # before any prediction runs
+        raise InputError("a warm L2 needs the set-associative L2 model (--l2 setassoc)")
     if counters is not None and args.warm_l2:  # the counts are measured cold: their cold simulation corrects
         reference = predict_bfs(graph, source, kernel, profile, **options).per_level
     result = predict_bfs(graph, source, kernel, profile, warm_l2=args.warm_l2, counters=counters,

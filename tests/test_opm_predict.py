@@ -439,6 +439,15 @@ def test_opm_cli_counters(tmp_path, warm):
     assert table["predicted_ns"].to_numpy() == pytest.approx(expected["predicted_ns"].to_numpy())
 
 
+def test_opm_cli_warm_counters_need_the_set_associative_l2(tmp_path, capsys):
+    counters = tmp_path / "counters.csv"
+    counters.write_text("level,phase,jobs_total,l2_sectors,l2_hits,dram_sectors,achieved_occupancy_pct\n"
+                        "0,topo,5,4,3,1,50\n")
+    assert main(["opm", "rmat:scale=6,ef=4", "--kernel", "topo", "--warm-l2", "--counters", str(counters),
+                 "--quiet"]) == 2
+    assert capsys.readouterr().err == "simdmodel: error: a warm L2 needs the set-associative L2 model (--l2 setassoc)\n"
+
+
 def test_opm_cli_cpu(capsys):
     assert main(["opm", "grid2d:side=30", "--cpu", "westmere", "--per-level", "--format", "csv", "--quiet"]) == 0
     table = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
