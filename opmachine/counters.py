@@ -200,11 +200,11 @@ def scale_slots(loads, path, targets: dict, one_sector_ns: np.ndarray):
     (`MeasuredLaunches.targets`): returns (jobs, sectors, latency, hot) and the instruction triple
     (count, path, shared), or None for `path` when it is None. `loads` is
     `critical.slot_loads_by_class`; `one_sector_ns` the one-sector latency per outcome."""
-    jobs, sectors, waiting, waited, hot = loads
+    jobs, sectors, simulated_waiting, simulated_waited, hot = loads
     f_jobs = _ratio(targets["jobs"], jobs.sum())
     share = jobs / jobs.sum() if jobs.sum() > 0 else np.full(jobs.size, 1.0 / max(jobs.size, 1))
     scaled = np.empty_like(sectors)
-    waiting, waited = waiting.copy(), waited.copy()
+    waiting, waited = simulated_waiting.copy(), simulated_waited.copy()
     for o in range(3):
         total, target = sectors[o].sum(), float(targets["classes"][o])
         if total > 0:
@@ -217,7 +217,7 @@ def scale_slots(loads, path, targets: dict, one_sector_ns: np.ndarray):
             if o > 0:
                 waiting[o] = share * target
                 waited[o] = waiting[o] * one_sector_ns[o]
-    before = loads[2].sum(axis=0) * f_jobs  # loads that wait on anything, at the measured job count
+    before = simulated_waiting.sum(axis=0) * f_jobs  # loads that wait on anything, at the measured job count
     dram = waiting[1] + waiting[2]
     over = dram > before
     if over.any():  # more DRAM-bound loads than loads: the DRAM classes fill the slot
@@ -225,8 +225,9 @@ def scale_slots(loads, path, targets: dict, one_sector_ns: np.ndarray):
         waiting[1:] *= cut
         waited[1:] *= cut
         dram = waiting[1] + waiting[2]
-    simulated_l2 = loads[2][0]
-    mean = np.where(simulated_l2 > 0, loads[3][0] / np.where(simulated_l2 > 0, simulated_l2, 1.0), one_sector_ns[0])
+    simulated_l2 = simulated_waiting[0]
+    mean = np.where(simulated_l2 > 0, simulated_waited[0] / np.where(simulated_l2 > 0, simulated_l2, 1.0),
+                    one_sector_ns[0])
     latency = waited[1] + waited[2] + (before - dram) * mean
     counted = (jobs * f_jobs, scaled, latency, hot * f_jobs)
     if path is None:

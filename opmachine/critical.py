@@ -67,6 +67,16 @@ class CriticalPathModel:
     shared_ns: float = 0.0  # one shared-memory access at the GPU's full shared bandwidth (0: not measured)
     wait_cycles: tuple = (0.0, 0.0, 0.0)  # latency of a waited-on shared load, shuffle, barrier (instructions.WAITS)
 
+    @property
+    def visits(self) -> np.ndarray:
+        """Servers x outcomes: which servers a sector of each outcome visits. Every sector passes
+        through the L2 (servers[0]), a miss too (looked up there, filled from DRAM); a miss also
+        visits its DRAM server."""
+        visits = np.zeros((len(self.servers), 3))
+        visits[self.server_of, np.arange(3)] = 1.0
+        visits[0] = 1.0
+        return visits
+
     @classmethod
     def from_profile(cls, profile) -> CriticalPathModel:
         names = ("l2_hit", "row_hit", "row_miss") if profile.has_row_split else ("l2_hit", "dram", "dram")
@@ -94,7 +104,7 @@ def _instruction_costs(profile) -> dict:
     if costs is not None:
         return {"cycle_ns": costs.cycle_ns, "issue_ns": costs.issue_ns_per_inst_gpu(profile.sms),
                 "shared_ns": costs.shared_ns_per_wavefront_gpu(profile.sms),
-                "wait_cycles": (costs.shared_latency_cycles, costs.shuffle_latency_cycles, costs.barrier_cycles)}
+                "wait_cycles": costs.wait_cycles}
     clock = getattr(profile, "clock_mhz", 0.0) or 0.0
     if clock <= 0:
         return {}
@@ -211,9 +221,7 @@ def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructi
     def active_mean(values):  # per phase: the active slots' total over their total jobs
         return np.cumsum(values[..., ::-1], axis=-1)[..., ::-1][..., first] / active_jobs
 
-    per_server = np.zeros((len(model.servers), first.size))
-    np.add.at(per_server, model.server_of, active_mean(sectors))
-    per_server[0] = active_mean(sectors).sum(axis=0)  # every sector passes through the L2's slices
+    per_server = model.visits @ active_mean(sectors)
     demand = np.vstack([per_server * model.peak_ns[:, None], active_mean(hot) * model.same_sector_ns,
                         active_mean(count) * model.issue_ns, active_mean(shared) * model.shared_ns])
     bandwidth = active * demand.max(axis=0)

@@ -52,14 +52,14 @@ import numba
 import numpy as np
 import pandas as pd
 
+from simdmodel.algorithms import BFS
 from simdmodel.errors import InputError
 from simdmodel.strategies import WARP_SIZE
 
-from .instructions import WAITS, arch_of, has_listing, kernel_code, listing_name
+from .instructions import arch_of, has_listing, kernel_code, listing_name
 from .kernels import DEFAULT_BLOCK, Kernel, Launch, check_block, check_grid, parse_kernel
 from .kernels.expand import unit_warp
 from .predict import PER_LEVEL_COLUMNS, expansion_launch, fixed_ns
-from simdmodel.algorithms import BFS
 
 LOG2_WARP = WARP_SIZE.bit_length() - 1  # log2 W = 5
 MODEL_COLUMNS = ("t_1d_ns", "t_sw_ns", "t_cte_ns", "cte_model_ns")
@@ -111,16 +111,9 @@ def costs_from_code(kernel, profile) -> CteCosts | None:
     if costs is None or arch is None or not has_listing(name, arch):
         return None
     code = kernel_code(name, arch)
-    waits = np.array([costs.shared_latency_cycles, costs.shuffle_latency_cycles, costs.barrier_cycles])
-    assert len(waits) == len(WAITS)
-
-    def cycles(event: str) -> float:
-        i = code.row(event)
-        return float(code.stall_cycles[i] + code.waits[i] @ waits)
-
-    reduction = cycles("search") if "search" in code.events else \
+    reduction = code.path_cycles("search", costs.wait_cycles) if "search" in code.events else \
         costs.shuffle_latency_cycles + costs.alu_latency_cycles
-    return CteCosts.from_cycles(cycles("round"), reduction, costs.clock_mhz)
+    return CteCosts.from_cycles(code.path_cycles("round", costs.wait_cycles), reduction, costs.clock_mhz)
 
 
 def reduction_steps(width: int) -> int:

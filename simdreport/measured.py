@@ -30,6 +30,8 @@ import pandas as pd
 import simdmodel as sm
 from gpu_validate import compare
 from gpu_validate.validate import read_device, read_table, table_path
+from opmachine.cte import cte_launches
+from opmachine.kernels import parse_kernel
 from simdmodel.errors import DataWarning, InputError
 from simdmodel.generators import canonical_spec, is_generator_spec
 
@@ -229,9 +231,6 @@ def compare_run(graph, run: MeasuredRun, launches: pd.DataFrame, source: int, pr
 def _with_cte(rounds: pd.DataFrame, graph, measured: pd.DataFrame, kernels, source: int, profile,
               label: str) -> pd.DataFrame:
     """`rounds` with cte_model (the equation) and cte_model_ns (the CTE analysis's round time) columns."""
-    from opmachine.cte import cte_launches
-    from opmachine.kernels import parse_kernel
-
     parts = [cte_launches(graph, source, parse_kernel(k), profile) for k in kernels]
     parts = [p for p in parts if not p.empty]
     if not parts:

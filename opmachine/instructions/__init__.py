@@ -7,6 +7,7 @@ ties them together for one kernel on one profile's architecture.
 """
 from __future__ import annotations
 
+import functools
 import importlib.resources
 from dataclasses import dataclass
 
@@ -38,6 +39,7 @@ def arch_of(profile) -> str | None:
     return arch if folder.is_dir() else None
 
 
+@functools.cache
 def hop_cycles(arch: str) -> float | None:
     """Cycles one hop of the memory microbenchmarks' pointer chase (`chase`, gpu_validate/cuda/
     microbench.cu) spends issuing its own instructions: the scheduled stall cycles of the chase loop's

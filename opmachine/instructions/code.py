@@ -45,6 +45,12 @@ class KernelCode:
     def row(self, event: str) -> int:
         return self.events.index(event)
 
+    def path_cycles(self, event: str, wait_cycles) -> float:
+        """One trip of `event` on a lone warp's path: its scheduled stall cycles plus the latency of the
+        variable-latency instructions it waits on (`wait_cycles`, in WAITS order)."""
+        i = self.row(event)
+        return float(self.stall_cycles[i] + self.waits[i] @ np.asarray(wait_cycles, dtype=np.float64))
+
     def per_trip(self, event: str) -> dict:
         """One trip of `event`: instructions by class, stall cycles, waits (a readable summary)."""
         i = self.row(event)

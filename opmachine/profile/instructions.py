@@ -107,6 +107,12 @@ class InstructionCosts:
         out = np.interp(values, ways, cycles) / cycles[0]
         return float(out) if out.ndim == 0 else out
 
+    @property
+    def wait_cycles(self) -> tuple[float, float, float]:
+        """Latency of a waited-on shared load, shuffle / vote and block barrier, in the order of
+        `opmachine.instructions.WAITS`."""
+        return (self.shared_latency_cycles, self.shuffle_latency_cycles, self.barrier_cycles)
+
     def values(self) -> dict:
         """The [instructions] keys (INSTRUCTION_KEYS) and their values, in order; the conflict
         table as a list of [k, cycles] pairs."""
