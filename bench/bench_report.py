@@ -45,7 +45,7 @@ def bfs_baseline_s(suite, sources: int) -> dict[str, float]:
 
 def main(specs: list[str]) -> None:
     import opmachine as om
-    from simdreport import DEFAULT_GPU, DEFAULT_SOURCES, L2_MODEL, build_report, collect_graph, committed_runs
+    from simdreport import DEFAULT_SOURCES, L2_MODEL, build_report, collect_graph, committed_runs, default_gpu
     from simdreport.suites import suite_for
 
     suite = suite_for(specs)
@@ -56,7 +56,7 @@ def main(specs: list[str]) -> None:
         start = time.perf_counter()
         report = build_report(specs or None, out=folder / "report")
         whole_s = time.perf_counter() - start
-        profile = om.load_profile(DEFAULT_GPU)
+        profile = om.load_profile(default_gpu().profile)
         runs = committed_runs()
         print(f"{'graph':<12} {'n':>10} {'m':>12} {'depth':>7} {'BFS x K s':>10} {'collect s':>10} "
               f"{'collect/BFS':>11} {'measured':>9}")

@@ -33,8 +33,9 @@ def curves_note(profile) -> str | None:
             "and bandwidth figures): treat predicted times as estimates")
 
 
-def render_gpu(result, fmt: str, per_level: bool) -> str:
-    """`opm` output for a GPU prediction in `fmt` ("table", "csv" or "json")."""
+def render_gpu(result, fmt: str, per_level: bool, settings: str | None = None) -> str:
+    """`opm` output for a GPU prediction in `fmt` ("table", "csv" or "json"); `settings` (the
+    profile, L2 and time model in words) heads the table and is a JSON key."""
     summary = result.summary()
     note = curves_note(result.profile)
     if fmt == "csv":
@@ -42,7 +43,7 @@ def render_gpu(result, fmt: str, per_level: bool) -> str:
                                                                    if not isinstance(v, dict)}])
         return table.to_csv(index=False, float_format="%.6g")
     if fmt == "json":
-        out = {"summary": _clean(summary), "note": note}
+        out = {"settings": settings, "summary": _clean(summary), "note": note}
         if per_level:
             out["per_level"] = records(result.per_level)
             out["per_server"] = records(result.per_server)
@@ -52,6 +53,7 @@ def render_gpu(result, fmt: str, per_level: bool) -> str:
     warm = ", warm" if summary.get("warm_l2") else ""
     lines = [
         f"graph {summary['graph']}: n={summary['n']:,} m={summary['m']:,}  source {summary['source']}",
+        *([settings] if settings else []),
         f"kernel {summary['kernel']} on {summary['gpu']} (L2 model {summary['l2_model']}{warm}, "
         f"time model {summary['time_model']}), {summary['levels']} levels, {summary['launches']} launches",
         "jobs per server: " + ", ".join(f"{s} {summary['jobs_' + s.lower()]:,}" for s in SERVERS)
@@ -89,3 +91,52 @@ def render_cpu(table: pd.DataFrame, profile, fmt: str, per_level: bool, header: 
     if per_level:
         text += "\n" + table.to_string(index=False) + "\n"
     return text
+
+
+def render_ranking(ranking, fmt: str, per_level: bool, settings: str) -> str:
+    """`recommend` output: every candidate ranked by predicted BFS time, the pick and why; with
+    `per_level` each level's fastest candidate and a level-adaptive kernel's gain."""
+    table = ranking.mappings.assign(predicted_bfs_ms=ranking.mappings["predicted_ns"] / 1e6)
+    picks = ranking.level_picks() if per_level else None
+    if fmt == "csv":
+        if per_level:
+            return ranking.levels.to_csv(index=False, float_format="%.6g")
+        columns = ["rank", "mapping", "predicted_bfs_ms", "vs_best", "me", "ua", "ur", "idle", "bottleneck",
+                   "bottleneck_share"]
+        return table[columns].assign(graph=ranking.graph_name, profile=ranking.settings["profile"],
+                                     l2_model=ranking.settings["l2_model"], warm_l2=ranking.settings["warm_l2"],
+                                     time_model=ranking.settings["time_model"]).to_csv(index=False,
+                                                                                       float_format="%.6g")
+    if fmt == "json":
+        out = {"graph": ranking.graph_name, "n": ranking.n, "m": ranking.m, "sources": list(ranking.sources),
+               "settings": settings, **ranking.settings, "pick": str(ranking.pick["mapping"]),
+               "runner_up": None if ranking.runner_up is None else str(ranking.runner_up["mapping"]),
+               "margin": _clean(ranking.margin), "why": ranking.why(), "mappings": records(table)}
+        if per_level:
+            out["level_picks"] = records(picks)
+            out["adaptive_gain"] = _clean(ranking.adaptive_gain())
+        return json.dumps(out, indent=2) + "\n"
+    sources = ", ".join(map(str, ranking.sources[:5])) + (", ..." if len(ranking.sources) > 5 else "")
+    lines = [f"graph {ranking.graph_name}: n={ranking.n:,} m={ranking.m:,}  "
+             f"{'source' if len(ranking.sources) == 1 else f'{len(ranking.sources)} sources'} {sources}",
+             settings, ""]
+    shown = pd.DataFrame({
+        "rank": table["rank"], "mapping": table["mapping"],
+        "predicted ms": table["predicted_bfs_ms"].map(lambda v: f"{v:.4g}"),
+        "x best": table["vs_best"].map(lambda v: f"{v:.2f}"),
+        "ME%": table["me"].map(lambda v: f"{100 * v:.1f}"), "UA%": table["ua"].map(lambda v: f"{100 * v:.1f}"),
+        "UR%": table["ur"].map(lambda v: f"{100 * v:.1f}"), "idle%": table["idle"].map(lambda v: f"{100 * v:.1f}"),
+        "bottleneck": [f"{b} {s:.0%}" for b, s in zip(table["bottleneck"], table["bottleneck_share"])],
+    })
+    lines += [shown.to_string(index=False), "", f"pick: {ranking.pick['mapping']}. {ranking.why()}"]
+    note = curves_note(ranking.results[ranking.pick["mapping"]].profile)
+    if note:
+        lines.append(f"note: {note}")
+    if per_level:
+        levels = pd.DataFrame({"source": picks["source"], "level": picks["level"], "fastest": picks["mapping"],
+                               "its us": (picks["predicted_ns"] / 1e3).map(lambda v: f"{v:,.1f}"),
+                               f"{ranking.pick['mapping']} us": (picks["pick_ns"] / 1e3).map(lambda v: f"{v:,.1f}")})
+        lines += ["", levels.to_string(index=False),
+                  f"a level-adaptive kernel (each level's fastest) would be {ranking.adaptive_gain():.2f}x as fast "
+                  f"as {ranking.pick['mapping']} alone (launch switching not charged)"]
+    return "\n".join(lines) + "\n"

@@ -11,16 +11,29 @@ from .errors import InputError
 
 
 def check_target(target) -> Path:
-    """Raise InputError unless `target` can be written: its directory exists and it is no directory.
+    """The path a write to `target` replaces; InputError, naming `target`, unless it can be written.
 
-    Call it before long work so a bad --out fails at once.
+    `target` must be a regular file or not exist yet, in a directory that exists and takes a new
+    file (tried by creating and removing one). A symlink is written through: its final target is
+    replaced and the link kept. A device, FIFO or socket is refused, never replaced. Call it
+    before long work so a bad --out fails at once.
     """
-    target = Path(target)
-    if not target.parent.is_dir():
-        raise InputError(f"{target}: directory {target.parent} does not exist")
-    if target.is_dir():
-        raise InputError(f"{target}: is a directory")
-    return target
+    given = Path(target)
+    path = Path(os.path.realpath(given)) if given.is_symlink() else given
+    if path.is_dir():
+        raise InputError(f"{given}: is a directory")
+    if path.exists() and not path.is_file():
+        raise InputError(f"{given}: not a regular file (a device, FIFO or socket is never replaced); "
+                         "write to a regular file, or leave out --out to print")
+    if not path.parent.is_dir():
+        raise InputError(f"{given}: directory {path.parent} does not exist")
+    try:
+        handle, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    except OSError as error:
+        raise InputError(f"{given}: cannot write in {path.parent}: {error.strerror or error}") from None
+    os.close(handle)
+    os.unlink(probe)
+    return path
 
 
 @contextlib.contextmanager
@@ -28,8 +41,10 @@ def atomic_path(target):
     """Yield a temporary path in `target`'s directory; rename it to `target` if the block succeeds.
 
     On any exception the temporary file is removed and `target` is left untouched. The result
-    gets the usual umask-based mode (mkstemp creates files 0600).
+    gets the usual umask-based mode (mkstemp creates files 0600). An OSError about the temporary
+    file is raised as one about `target`, the path the user named.
     """
+    given = target
     target = check_target(target)
     handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     os.close(handle)
@@ -39,6 +54,12 @@ def atomic_path(target):
         os.umask(mask)
         os.chmod(temp_name, 0o666 & ~mask)
         os.replace(temp_name, target)
+    except OSError as error:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        if error.filename in (temp_name, str(temp_name)):
+            raise OSError(error.errno, error.strerror, str(given)) from None
+        raise
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp_name)

@@ -146,7 +146,9 @@ def bfs(graph: CSRGraph, source: int, order: str = "sorted") -> Frontiers:
 def pick_sources(graph: CSRGraph, count: int, seed: int) -> np.ndarray:
     """`count` distinct pseudo-random vertices with out-degree > 0 (seed 000 §5.1 uses 10).
 
-    Fewer are returned if the graph has fewer such vertices.
+    They are the first `count` of one seeded permutation of those vertices, so a smaller count
+    gives a prefix of a larger one (the default source of every command is the first). Fewer are
+    returned if the graph has fewer such vertices.
     """
     if count < 1:
         raise InputError(f"--sources must be at least 1, got {count}")
@@ -154,5 +156,5 @@ def pick_sources(graph: CSRGraph, count: int, seed: int) -> np.ndarray:
     if candidates.size == 0:
         raise InputError("graph has no edges: no source with out-degree > 0")
     rng = np.random.default_rng(seed)
-    chosen = rng.choice(candidates, size=min(count, candidates.size), replace=False)
-    return chosen.astype(np.int64)
+    order = rng.permutation(candidates.size)[:count]
+    return candidates[order].astype(np.int64)

@@ -8,6 +8,7 @@ import numpy as np
 
 from .errors import InputError
 from .graph import CSRGraph, EdgeList, csr_from_edges, edges_of
+from .resources import check_graph_fits
 from . import generators, readers
 
 
@@ -48,13 +49,17 @@ def _from_text_spec(spec) -> EdgeList | CSRGraph:
     text = os.fspath(spec)
     path = Path(text)
     if not path.exists() and generators.is_generator_spec(text):
+        check_graph_fits(text, *generators.declared_size(text))
         return generators.generate(text)
     if not path.exists():
         raise InputError(f"{text}: no such file (and not a generator spec; known generators: "
                          f"{', '.join(generators.GENERATORS)})")
     if path.is_dir():
         raise InputError(f"{text}: is a directory, expected a graph file")
-    return readers.read(path)
+    graph = readers.read(path)
+    if isinstance(graph, EdgeList):  # declared sizes: check them before the CSR is built
+        check_graph_fits(text, graph.n, graph.src.size * (2 if graph.undirected else 1))
+    return graph
 
 
 def _from_scipy(matrix) -> EdgeList:

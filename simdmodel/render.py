@@ -42,12 +42,16 @@ def _best_line(result: Analysis) -> str:
     return "; ".join(parts) if parts else "no lane slots: nothing to recommend"
 
 
+ME_ONLY = ("ME-only lane accounting, no time predicted (no GPU profile): the highest ME need not be the "
+           "fastest; `simdmodel recommend` ranks the mappings by predicted time")
+
+
 def _header(result: Analysis) -> str:
     sources = result.sources
     shown = ", ".join(str(s) for s in sources[:5]) + (", ..." if len(sources) > 5 else "")
     return (f"graph {result.graph_name or '(unnamed)'}: n={result.n:,} m={result.m:,}\n"
             f"{len(sources)} source{'s' if len(sources) > 1 else ''} ({shown}), "
-            f"frontier order {result.order}, warp width 32\n")
+            f"frontier order {result.order}, warp width 32\n{ME_ONLY}\n")
 
 
 def _analysis_table(result: Analysis, per_level: bool) -> str:
@@ -102,6 +106,7 @@ def _analysis_json(result: Analysis, table: pd.DataFrame, per_level: bool, cta_s
         "rows": records(table),
         "best": _first_record(result.best()),
         "best_group": _first_record(result.best(strategy="group")),
+        "note": ME_ONLY,
     }
     if per_level:
         document["best_per_level"] = records(result.best(per_level=True))

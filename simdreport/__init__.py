@@ -5,7 +5,8 @@
   (self-contained), `report.md`, `figures/*.png` and `tables/*.csv`, built only from the public
   APIs of simdmodel (lane accounting), opmachine (predicted time per round) and the committed
   gpu_validate measurements (`build_report`, `collect_graph`, `committed_runs`, `read_run`).
-- `cli`: the `simdmodel` command line (`python -m simdreport` runs it too).
+- `cli`: the `simdmodel` command line (`python -m simdreport` runs it too); `defaults`: the one
+  set of defaults (profile, L2, time model, seed) every command that predicts shares.
 - `suites`: the report's default suite and the committed validation suite;
   `validation_suite`: the driver that measures and compares the latter
   (`python -m simdreport.validation_suite measure|compare DIR`).
@@ -17,7 +18,8 @@ from __future__ import annotations
 import importlib
 
 _PUBLIC = {
-    "DEFAULT_GPU": "report", "DEFAULT_SOURCES": "report", "L2_MODEL": "report", "Report": "report",
+    "DEFAULT_SOURCES": "report", "Report": "report", "FALLBACK_GPU": "defaults", "L2_MODEL": "defaults",
+    "TIME_MODEL": "defaults", "default_gpu": "defaults",
     "build_report": "report", "GraphData": "collect", "collect_graph": "collect",
     "MeasuredComparison": "measured", "MeasuredRun": "measured", "committed_runs": "measured",
     "read_run": "measured", "DEFAULT_SUITE": "suites", "SuiteGraph": "suites", "suite_for": "suites",

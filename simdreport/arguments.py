@@ -43,15 +43,35 @@ def _graph_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quiet", action="store_true", help="no progress bars or notes on stderr")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars, progress lines or notes on stderr")
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _output(parser: argparse.ArgumentParser, formats=("table", "csv", "json")) -> None:
+    parser.add_argument("--format", choices=list(formats),
+                        help=f"output format (default: from --out's suffix, {', '.join(f'.{f}' for f in formats[1:])}; "
+                        "else table)")
+    parser.add_argument("--out", help="write to this regular file (atomically) instead of stdout")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from simdmodel import __version__
+
     parser = _Parser(
         prog="simdmodel",
         description="SIMD lane efficiency of GPU BFS work mappings (UA / UR / ME), from a graph file "
         "or generator spec such as rmat:scale=20,ef=16.",
     )
+    parser.add_argument("--version", action="version", version=f"simdmodel {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     analyze = commands.add_parser("analyze", help="lane accounting per mapping strategy")
@@ -70,12 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--order", choices=["sorted", "discovery"], default="sorted",
                          help="frontier order (default sorted)")
     analyze.add_argument("--per-level", action="store_true", help="one row per level (and source)")
-    analyze.add_argument("--format", choices=["table", "csv", "json"], default="table")
-    analyze.add_argument("--out", help="write to this file instead of stdout")
+    _output(analyze)
     _graph_options(analyze)
     _common(analyze)
 
     _opm_parser(commands)
+    _recommend_parser(commands)
     _validate_parser(commands)
     _report_parser(commands)
 
@@ -83,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph_commands = graph.add_subparsers(dest="graph_command", required=True, parser_class=_Parser)
     info = graph_commands.add_parser("info", help="size, degree statistics, average search depth")
     info.add_argument("spec", help="graph file or generator spec")
-    info.add_argument("--sources", type=int, default=0,
+    info.add_argument("--sources", type=_non_negative, default=0,
                       help="average BFS depth over this many seeded random sources (default: skip)")
     info.add_argument("--seed", type=int, default=1)
     info.add_argument("--format", choices=["table", "json"], default="table")
@@ -130,9 +150,10 @@ def _report_parser(commands) -> None:
     report = commands.add_parser("report", help="figures and tables for a suite of graphs: index.html, report.md, CSVs")
     report.add_argument("specs", nargs="*", metavar="SPEC",
                         help="graph files or generator specs (default: the built-in suite of generated graphs)")
-    report.add_argument("--gpu", default="h200", metavar="NAME",
-                        help="GPU profile name or .toml path for the predictions (default h200: measured service "
-                        "curves, and the committed GPU measurements are from an H200)")
+    report.add_argument("--gpu", metavar="NAME",
+                        help="GPU profile name or .toml path for the predictions (default: this machine's GPU's "
+                        "measured profile, else h200, whose curves were measured and against which the committed "
+                        "GPU measurements were taken)")
     report.add_argument("--sources", type=int, default=10, metavar="K",
                         help="seeded random BFS sources per graph for the lane accounting (default 10, as seed 000)")
     report.add_argument("--measured", action="append", default=[], metavar="DIR",
@@ -146,7 +167,8 @@ def _opm_parser(commands) -> None:
     opm.add_argument("spec", nargs="?", default=DEFAULT_SPEC,
                      help=f"graph file or generator spec (default {DEFAULT_SPEC})")
     opm.add_argument("--kernel", default="topo", help="topo, sm-S (S in 1..32), ws or scan (default topo)")
-    opm.add_argument("--gpu", default="k40c", help="GPU profile name or .toml path (default k40c, seed 003's GPU)")
+    opm.add_argument("--gpu", help="GPU profile name or .toml path (default: this machine's GPU's measured profile, "
+                     "else h200)")
     opm.add_argument("--cpu", help="predict the serial CPU BFS (seed 003 §4) on this CPU profile instead")
     opm.add_argument("--threads", type=int, help="launch exactly N threads (a multiple of 32)")
     opm.add_argument("--block", type=int, help="threads per block (default 256; the CTA size of scan)")
@@ -154,11 +176,15 @@ def _opm_parser(commands) -> None:
                      "needs up to a full wave for an expansion)")
     opm.add_argument("--source", type=int, help="BFS source (default: a seeded random vertex with edges)")
     opm.add_argument("--seed", type=int, default=1, help="seed for picking the default source (default 1)")
-    opm.add_argument("--l2", choices=["lru", "setassoc"], default="lru",
-                     help="L2 model: fully associative LRU (seed 003) or the profile's set-associative geometry")
-    opm.add_argument("--warm-l2", action="store_true",
-                     help="keep the L2's contents from launch to launch, as back-to-back launches find it "
-                     "(needs --l2 setassoc; default: every launch starts cold, as Nsight Compute measures)")
+    opm.add_argument("--l2", choices=["lru", "setassoc"],
+                     help="L2 model: the profile's set-associative geometry (default) or fully associative LRU "
+                     "(seed 003; cold at each launch)")
+    warmth = opm.add_mutually_exclusive_group()
+    warmth.add_argument("--warm-l2", action="store_true",
+                        help="keep the L2's contents from launch to launch, as back-to-back launches find it "
+                        "(the default with the set-associative L2)")
+    warmth.add_argument("--cold-l2", action="store_true",
+                        help="start every launch with a cold L2, as Nsight Compute measures a kernel")
     opm.add_argument("--time-model", choices=["critical", "eq4"],
                      help="critical (default): the load falls as warps finish and the last warps wait their "
                      "own latency; eq4: seed 003's Eq. 4 with one load N_G / W_max per launch")
@@ -167,7 +193,28 @@ def _opm_parser(commands) -> None:
                      "(implies --time-model eq4)")
     opm.add_argument("--counters", help="counters mode: CSV of measured counts per launch (see opmachine.counters)")
     opm.add_argument("--per-level", action="store_true", help="one row per kernel launch")
-    opm.add_argument("--format", choices=["table", "csv", "json"], default="table")
-    opm.add_argument("--out", help="write to this file instead of stdout")
+    _output(opm)
     _graph_options(opm)
     _common(opm)
+
+
+def _recommend_parser(commands) -> None:
+    recommend = commands.add_parser("recommend", help="every mapping ranked by predicted BFS time on a GPU profile")
+    recommend.add_argument("spec", nargs="?", default=DEFAULT_SPEC,
+                           help=f"graph file or generator spec (default {DEFAULT_SPEC})")
+    sources = recommend.add_mutually_exclusive_group()
+    sources.add_argument("--source", type=int, help="one BFS source vertex")
+    sources.add_argument("--sources", type=int, default=1,
+                         help="the first K seeded random sources (default 1: the first source of `analyze`)")
+    recommend.add_argument("--seed", type=int, default=1, help="seed for picking sources (default 1)")
+    recommend.add_argument("--gpu", help="GPU profile name or .toml path (default: this machine's GPU's measured "
+                           "profile, else h200)")
+    recommend.add_argument("--kernels", type=_name_list,
+                           help="candidates (default: topo and every registered mapping: sm-1..sm-32, ws, scan)")
+    recommend.add_argument("--cold-l2", action="store_true",
+                           help="start every launch with a cold L2 (default: warm, as back-to-back launches find it)")
+    recommend.add_argument("--per-level", action="store_true",
+                           help="also the fastest mapping of every level and what a level-adaptive kernel would gain")
+    _output(recommend)
+    _graph_options(recommend)
+    _common(recommend)

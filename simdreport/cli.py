@@ -14,21 +14,39 @@ import json
 import shlex
 import sys
 import warnings
+from pathlib import Path
 
 from .arguments import EXIT_USAGE, build_parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
-    args.argv = argv  # the command as given, for provenance
-    return run_command(_dispatch, args)
+
+    def parse_and_run() -> int:
+        args = build_parser().parse_args(argv)
+        args.argv = argv  # the command as given, for provenance
+        return _dispatch(args)
+
+    return run_command(parse_and_run)
 
 
 def run_command(command, *args) -> int:
     """`command(*args)`'s exit status, run as the command line runs a command: each warning one
-    `simdmodel: warning: ...` line, and an InputError or OSError one `simdmodel: error: ...` line and
-    exit 2 (no traceback)."""
+    `simdmodel: warning: ...` line, an InputError or OSError one `simdmodel: error: ...` line and
+    exit 2 (no traceback), and Ctrl-C anywhere (numba code included) `simdmodel: interrupted`, exit 130."""
+    try:
+        return _run_reporting_errors(command, *args)
+    except KeyboardInterrupt:
+        sys.stderr.write("simdmodel: interrupted\n")
+        return 130
+    except SystemError as error:  # Ctrl-C inside numba code surfaces as its dispatcher's SystemError
+        if not _caused_by_interrupt(error):
+            raise
+        sys.stderr.write("simdmodel: interrupted\n")
+        return 130
+
+
+def _run_reporting_errors(command, *args) -> int:
     from simdmodel.errors import InputError
 
     with _warnings_as_lines():
@@ -44,9 +62,16 @@ def run_command(command, *args) -> int:
         except MemoryError:
             sys.stderr.write("simdmodel: error: out of memory (try a smaller graph)\n")
             return 1
-        except KeyboardInterrupt:
-            sys.stderr.write("simdmodel: interrupted\n")
-            return 130
+
+
+def _caused_by_interrupt(error: BaseException) -> bool:
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _dispatch(args) -> int:
@@ -54,6 +79,8 @@ def _dispatch(args) -> int:
         return _run_analyze(args)
     if args.command == "opm":
         return _run_opm(args)
+    if args.command == "recommend":
+        return _run_recommend(args)
     if args.command == "validate":
         return _run_validate(args)
     if args.command == "report":
@@ -83,7 +110,38 @@ def _warnings_as_lines():
 
 
 def _progress(args) -> bool:
+    """Progress bars: on a terminal, unless --quiet."""
     return not args.quiet and sys.stderr.isatty()
+
+
+def _progress_line(args):
+    """A function printing one progress line on stderr when stderr is not a terminal (piped, logged),
+    else None (bars show instead); None under --quiet."""
+    if args.quiet or sys.stderr.isatty():
+        return None
+
+    def line(message: str) -> None:
+        sys.stderr.write(f"simdmodel: {message}\n")
+        sys.stderr.flush()
+
+    return line
+
+
+SUFFIX_FORMATS = {".csv": "csv", ".json": "json"}
+
+
+def _output_format(args) -> str:
+    """--format, else the one --out's suffix names (.csv, .json), else table; a --format that
+    contradicts --out's suffix is an error. Checks --out can be written, before any work."""
+    from simdmodel.atomic import check_target
+    from simdmodel.errors import InputError
+
+    implied = SUFFIX_FORMATS.get(Path(args.out).suffix.lower()) if args.out else None
+    if args.format and implied and args.format != implied:
+        raise InputError(f"--format {args.format} contradicts --out {args.out} (a .{implied} file)")
+    if args.out:
+        check_target(args.out)
+    return args.format or implied or "table"
 
 
 def _load(args):
@@ -95,21 +153,19 @@ def _load(args):
 
 def _run_analyze(args) -> int:
     from simdmodel import render
-    from simdmodel.atomic import check_target
     from simdmodel.frontier import check_source, pick_sources
     from simdmodel.strategies import mappings
     from simdmodel.lanes import analyze
 
     chosen = mappings(args.strategies, args.group_sizes, args.cta_size)
-    if args.out:
-        check_target(args.out)
+    fmt = _output_format(args)
     graph = _load(args)
     if args.source is not None:
         sources = [check_source(graph, args.source)]
     else:
         sources = pick_sources(graph, args.sources, args.seed)
     result = analyze(graph, sources, chosen, args.order, progress=_progress(args))
-    text = render.render_analysis(result, args.format, args.per_level, cta_size=args.cta_size)
+    text = render.render_analysis(result, fmt, args.per_level, cta_size=args.cta_size)
     render.emit(text, args.out)
     return 0
 
@@ -118,10 +174,11 @@ def _run_opm(args) -> int:
     from opmachine.kernels import check_block, check_grid, parse_kernel
     from opmachine.profile import load_profile
 
-    from simdmodel.atomic import check_target
     from simdmodel.errors import InputError
     from simdmodel.frontier import check_source, pick_sources
     from simdmodel.render import emit
+
+    from .defaults import L2_MODEL, choose_gpu, settings_line
 
     kernel = parse_kernel(args.kernel)
     if args.threads is not None and (args.block is not None or args.grid is not None):
@@ -130,21 +187,26 @@ def _run_opm(args) -> int:
         check_block(args.block)
     if args.grid is not None:
         check_grid(args.grid)
-    given = {"--kernel": kernel.data_driven, "--threads": args.threads is not None,
+    given = {"--kernel": kernel.data_driven, "--gpu": args.gpu is not None, "--threads": args.threads is not None,
              "--block": args.block is not None, "--grid": args.grid is not None,
              "--counters": args.counters is not None, "--occupancy": args.occupancy is not None,
-             "--l2": args.l2 != "lru", "--time-model": args.time_model is not None}
+             "--l2": args.l2 is not None, "--warm-l2": args.warm_l2, "--cold-l2": args.cold_l2,
+             "--time-model": args.time_model is not None}
     gpu_only = [name for name, is_given in given.items() if is_given]
     if args.cpu and gpu_only:
         raise InputError(f"--cpu models the serial topology-driven BFS; {gpu_only[0]} applies to GPU kernels only")
-    profile = load_profile(args.cpu, kind="cpu") if args.cpu else load_profile(args.gpu, kind="gpu")
+    l2_model = args.l2 or L2_MODEL
+    if args.warm_l2 and l2_model != "setassoc":  # before any prediction runs
+        raise InputError("a warm L2 needs the set-associative L2 model (--l2 setassoc)")
+    warm_l2 = l2_model == "setassoc" and not args.cold_l2
+    choice = None if args.cpu else choose_gpu(args.gpu)
+    profile = load_profile(args.cpu, kind="cpu") if args.cpu else load_profile(choice.profile, kind="gpu")
     counters = None
     if args.counters:
         from opmachine.counters import read_counters
 
         counters = read_counters(args.counters)
-    if args.out:
-        check_target(args.out)
+    fmt = _output_format(args)
     graph = _load(args)
     source = check_source(graph, args.source) if args.source is not None else int(pick_sources(graph, 1, args.seed)[0])
     if args.cpu:
@@ -155,26 +217,58 @@ def _run_opm(args) -> int:
 
         table = predict_cpu(graph, bfs(graph, source), profile)
         header = f"graph {graph.name}: n={graph.n:,} m={graph.m:,}  source {source}"
-        emit(render_cpu(table, profile, args.format, args.per_level, header), args.out)
+        emit(render_cpu(table, profile, fmt, args.per_level, header), args.out)
         return 0
     from opmachine.predict import predict_bfs
     from opmachine.render import render_gpu
 
-    options = dict(l2_model=args.l2, block=args.block, grid=args.grid, threads=args.threads, occupancy=args.occupancy,
-                   progress=_progress(args),
-                   time_model=args.time_model or ("eq4" if args.occupancy is not None else "critical"))
+    time_model = args.time_model or ("eq4" if args.occupancy is not None else "critical")
+    options = dict(l2_model=l2_model, block=args.block, grid=args.grid, threads=args.threads, occupancy=args.occupancy,
+                   progress=_progress(args), time_model=time_model)
     reference = None
-    if args.warm_l2 and args.l2 != "setassoc":  # before any prediction runs
-        raise InputError("a warm L2 needs the set-associative L2 model (--l2 setassoc)")
-    if counters is not None and args.warm_l2:  # the counts are measured cold: their cold simulation corrects
+    if counters is not None and warm_l2:  # the counts are measured cold: their cold simulation corrects
         reference = predict_bfs(graph, source, kernel, profile, **options).per_level
-    result = predict_bfs(graph, source, kernel, profile, warm_l2=args.warm_l2, counters=counters,
+    result = predict_bfs(graph, source, kernel, profile, warm_l2=warm_l2, counters=counters,
                          counters_reference=reference, **options)
     if counters is not None:
         from opmachine.counters import counted_result
 
         result = counted_result(result)
-    emit(render_gpu(result, args.format, args.per_level), args.out)
+    emit(render_gpu(result, fmt, args.per_level, settings_line(profile, choice, l2_model, warm_l2, time_model)),
+         args.out)
+    return 0
+
+
+def _run_recommend(args) -> int:
+    from opmachine.profile import load_profile
+    from opmachine.recommend import rank_mappings
+    from opmachine.render import render_ranking
+
+    from simdmodel.frontier import check_source, pick_sources
+    from simdmodel.render import emit
+
+    from .defaults import L2_MODEL, TIME_MODEL, choose_gpu, settings_line
+
+    choice = choose_gpu(args.gpu)
+    profile = load_profile(choice.profile, kind="gpu")
+    if args.kernels:
+        from opmachine.kernels import parse_kernel
+
+        for name in args.kernels:
+            parse_kernel(name)
+    fmt = _output_format(args)
+    graph = _load(args)
+    if args.source is not None:
+        sources = [check_source(graph, args.source)]
+    else:
+        sources = [int(s) for s in pick_sources(graph, args.sources, args.seed)]
+    line = _progress_line(args)
+    warm_l2 = not args.cold_l2
+    ranking = rank_mappings(graph, sources, profile, args.kernels, l2_model=L2_MODEL, warm_l2=warm_l2,
+                            time_model=TIME_MODEL,
+                            on_kernel=(lambda i, count, label: line(f"[{i}/{count}] predicting {label}")) if line else None)
+    header = settings_line(profile, choice, L2_MODEL, warm_l2, TIME_MODEL)
+    emit(render_ranking(ranking, fmt, args.per_level, header), args.out)
     return 0
 
 
@@ -195,8 +289,10 @@ def _run_validate(args) -> int:
         sys.stderr.write(f"wrote measurements of {run.launches} launches to {args.out}/\n")
         return 0
     best, summary = run.tables["time_errors"], run.summary
-    lines = [f"{run.graph}: {run.launches} launches on {run.device.get('device')}; tables in {args.out}/"]
-    for row in best[best["mode"] == "simulation"].itertuples():
+    mode = summary.get("time_mode", "warm")  # the rows summary.json and the results README judge
+    lines = [f"{run.graph}: {run.launches} launches on {run.device.get('device')}; tables in {args.out}/",
+             f"  time per round, mode {mode} (predicted.csv's other modes are in time_errors.csv):"]
+    for row in best[best["mode"] == mode].itertuples():
         lines.append(f"  {row.kernel:>6}: per-level MAPE {row.mape:6.1%}  r {row.pearson_r:5.2f}  "
                      f"whole BFS {row.bfs_time_error:+7.1%}")
     lines.append(f"  lanes exact {summary['lane_exact_fraction']}, jobs exact {summary['jobs_exact_fraction']}, "
@@ -213,11 +309,13 @@ def _run_report(args) -> int:
     started = time.perf_counter()
     command = " ".join(["simdmodel", *map(shlex.quote, args.argv)])
     report = build_report(args.specs, gpu=args.gpu, sources=args.sources, out=args.out, measured=args.measured,
-                          progress=_progress(args), command=command)
+                          progress=_progress(args), command=command, line=_progress_line(args))
     figures = sum(len(items) for items in report.figures.values())
+    graphs = len(report.graphs)
     if not args.quiet:
         sys.stderr.write(f"wrote {args.out}/index.html, report.md, {figures} figures and {len(report.tables)} "
-                         f"tables for {len(report.graphs)} graphs in {time.perf_counter() - started:.0f} s\n")
+                         f"tables for {graphs} graph{'s' if graphs != 1 else ''} in "
+                         f"{time.perf_counter() - started:.0f} s\n")
     return 0
 
 

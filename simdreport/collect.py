@@ -3,9 +3,10 @@
 Per graph: size and degree statistics and the mean BFS depth (`simdmodel.graph_info`), the
 frontier sizes per level (seed 000 Fig. 2), lane accounting of every mapping over K seeded sources
 (`simdmodel.analyze`, seed 000 §4-5: UA, UR, idle, ME), and the operator-machine prediction
-(`opmachine.predict_bfs`, seed 003 §6-7) of one BFS from the first source for the mapping with the
-highest ME and for seed 003's topology-driven kernel: jobs, sectors and DRAM outcomes per server,
-MLP, bottleneck and time per launch, summed here per round.
+(`opmachine.rank_mappings`, seed 003 §6-7) of one BFS from the first source with every mapping,
+ranked by predicted time; for the fastest (the pick) and for seed 003's topology-driven kernel
+(or, when topo is the pick, the mapping with the highest ME) the jobs, sectors and DRAM outcomes
+per server, MLP, bottleneck and time per launch, summed here per round.
 """
 from __future__ import annotations
 
@@ -16,14 +17,13 @@ import pandas as pd
 
 import opmachine as om
 import simdmodel as sm
+from simdmodel.algorithms import BFS
 from simdmodel.errors import InputError
 from simdmodel.frontier import check_source
 
-from .measured import MeasuredComparison, compare_run, first_source, pick_run
+from .defaults import SEED
+from .measured import MeasuredComparison, compare_run, display_folder, first_source, pick_run
 from .suites import SuiteGraph
-
-SEED = 1
-"""Seed for picking the BFS sources, as `simdmodel analyze` and `simdmodel validate` default to."""
 
 TOPO = "topo"
 
@@ -49,6 +49,7 @@ class GraphData:
     launches: pd.DataFrame
     server_rounds: pd.DataFrame
     rounds: pd.DataFrame
+    ranking: om.Ranking | None = field(default=None, repr=False)
     measured: MeasuredComparison | None = field(default=None)
     measured_note: str | None = field(default=None)
 
@@ -58,8 +59,13 @@ class GraphData:
 
     @property
     def kernel(self) -> str:
-        """The predicted kernel: the expansion by the mapping with the highest ME."""
+        """The kernel drawn first: the pick, the mapping with the lowest predicted time."""
         return self.kernels[0]
+
+    @property
+    def second(self) -> str:
+        """The kernel drawn beside the pick: topo, or the mapping with the highest ME when topo is the pick."""
+        return self.kernels[1]
 
     def bottleneck(self, kernel: str | None = None) -> tuple[str, float]:
         """The server whose launches take the largest share of `kernel`'s predicted BFS time, and that share."""
@@ -79,6 +85,13 @@ def _best(table: pd.DataFrame) -> dict:
     row = table.iloc[0]
     return {"mapping": str(row["mapping"]), "strategy": str(row["strategy"]),
             "group_size": None if pd.isna(row["group_size"]) else int(row["group_size"]), "me": float(row["me"])}
+
+
+def frontier_sizes(graph, source: int) -> pd.DataFrame:
+    """Vertices and edges of every level of a BFS from `source` (the frontier table's rows)."""
+    frontiers = BFS.rounds(graph, int(source), "sorted")
+    return pd.DataFrame({"source": int(source), "level": np.arange(frontiers.depth, dtype=np.int64),
+                         "vertices": frontiers.vertex_frontier_sizes(), "edges": frontiers.edge_frontier_sizes(graph)})
 
 
 def round_table(launches: pd.DataFrame) -> pd.DataFrame:
@@ -113,12 +126,15 @@ def server_round_table(per_server: pd.DataFrame) -> pd.DataFrame:
 
 
 def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEED, l2_model: str = "setassoc",
-                  runs=(), progress: bool = False) -> GraphData:
+                  runs=(), line=None) -> GraphData:
     """Load `graph.spec` and gather its report numbers on `profile` (see the module docstring).
 
     `runs` are candidate GPU measurements (`measured.MeasuredRun`); when one belongs to this graph,
     the prediction uses its first measured source, so the figures and the comparison show one BFS.
+    `line(message)`, when given, is told each phase (progress lines when output is piped).
     """
+    say = line or (lambda message: None)
+    say("loading and lane accounting")
     loaded = sm.load_graph(graph.spec)
     info = sm.graph_info(loaded, sources=sources, seed=seed)
     chosen = tuple(int(s) for s in sm.pick_sources(loaded, sources, seed))
@@ -127,7 +143,6 @@ def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEE
     per_level = _with_mapping(analysis.summary(per_level=True, per_source=False))
     best = _best(analysis.best())
     best_group = _best(analysis.best(strategy="group"))
-    kernels = [best["mapping"], TOPO]
     run, note = pick_run(runs, loaded.name, loaded.n, loaded.m, profile.name)
     source = chosen[0]
     if run is not None:
@@ -136,29 +151,39 @@ def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEE
         except (InputError, OSError, ValueError) as error:
             if run.explicit:
                 raise
-            run, note = None, f"measurements in {run.folder} could not be read ({error}); not shown"
+            run, note = None, f"measurements in {display_folder(run.folder)} could not be read ({error}); not shown"
+    # a BFS's launches run back to back, so each finds the L2 as the one before left it
+    ranking = om.rank_mappings(loaded, [source], profile, l2_model=l2_model, warm_l2=l2_model == "setassoc",
+                               on_kernel=lambda i, count, label: say(f"predicting {label} [{i}/{count}]"))
+    pick = str(ranking.pick["mapping"])
+    kernels = [pick, TOPO if pick != TOPO else best["mapping"]]
     if run is not None:
         kinds = list(dict.fromkeys(run.measured["kernel"]))
         if not set(kernels) & set(kinds):
             kernels.append(kinds[0])
-    # a BFS's launches run back to back, so each finds the L2 as the one before left it
-    results = [om.predict_bfs(loaded, source, om.parse_kernel(k), profile, l2_model=l2_model, progress=progress,
+    results = [ranking.results[k] if k in ranking.results else
+               om.predict_bfs(loaded, source, om.parse_kernel(k), profile, l2_model=l2_model,
                               warm_l2=l2_model == "setassoc") for k in kernels]
+    frontiers = analysis.frontier_sizes
+    if source not in chosen:  # a measured source: its frontiers are drawn beside its prediction
+        frontiers = pd.concat([frontiers, frontier_sizes(loaded, source)], ignore_index=True)
     launches = pd.concat([r.per_level for r in results], ignore_index=True)
     launches.insert(0, "source", source)
     per_server = pd.concat([r.per_server.assign(kernel=r.kernel) for r in results], ignore_index=True)
     data = GraphData(
         graph=graph, name=loaded.name, n=loaded.n, m=loaded.m, info=info, sources=chosen,
-        frontiers=analysis.frontier_sizes, lanes=lanes, lanes_per_level=per_level, best=best,
+        frontiers=frontiers, lanes=lanes, lanes_per_level=per_level, best=best,
         best_group=best_group, kernels=tuple(kernels), opm_source=source,
         opm_summary={r.kernel: r.summary() for r in results}, launches=launches,
-        server_rounds=server_round_table(per_server), rounds=round_table(launches), measured_note=note,
+        server_rounds=server_round_table(per_server), rounds=round_table(launches), ranking=ranking,
+        measured_note=note,
     )
     if run is not None:
+        say("comparing with the measurements")
         try:
             data.measured = compare_run(loaded, run, launches, source, profile)
         except (InputError, KeyError, ValueError) as error:
             if run.explicit:
                 raise InputError(f"{run.folder}: cannot compare with the prediction ({error})") from None
-            data.measured_note = f"measurements in {run.folder} could not be compared ({error}); not shown"
+            data.measured_note = f"measurements in {display_folder(run.folder)} could not be compared ({error}); not shown"
     return data

@@ -160,6 +160,34 @@ def lanes_figure(lanes: pd.DataFrame, label: str, best: str) -> Figure:
     return figure
 
 
+def ranking_figure(ranked: pd.DataFrame, label: str, gpu: str) -> Figure:
+    """Predicted whole-BFS time of every mapping (rows of tables/recommendation.csv), fastest on top,
+    each bar coloured by the bottleneck of most of its time and labelled with its ME; the pick starred."""
+    figure, axes = _new()
+    ax = axes[0, 0]
+    ranked = ranked.sort_values("rank", kind="stable")
+    times = ranked["predicted_bfs_ms"].to_numpy(dtype=np.float64)
+    y = np.arange(len(ranked))[::-1]
+    ax.barh(y, times, color=[MEMORY_COLORS.get(b, "#7f7f7f") for b in ranked["bottleneck"]], height=0.7)
+    positive = times[np.isfinite(times) & (times > 0)]
+    log = bool(positive.size) and np.log10(positive.max() / positive.min()) > 1.3
+    if log:
+        ax.set_xscale("log")
+    for yi, t, me in zip(y, times, ranked["me"].to_numpy(dtype=np.float64)):
+        if np.isfinite(t) and t > 0:
+            ax.text(t, yi, f" ME {me:.2f}" if np.isfinite(me) else "", va="center", fontsize=7.5)
+    names = [f"{m} *" if r == 1 else m for m, r in zip(ranked["mapping"], ranked["rank"])]
+    ax.set_yticks(y, names)
+    ax.set_xlabel("predicted BFS time (ms)" + (", log scale" if log else ""))
+    if len(times) and np.isfinite(times).any():
+        ax.set_xlim(right=float(np.nanmax(times)) * (3.0 if log else 1.25))
+    _title(figure, f"{label}: predicted BFS time per mapping on {gpu} (* = pick)")
+    present = [b for b in MEMORY_COLORS if b in set(ranked["bottleneck"])]
+    ax.legend(handles=[Patch(color=MEMORY_COLORS[b], label=MEMORY_NAMES[b]) for b in present], loc="upper left",
+              bbox_to_anchor=(1.0, 1.0), fontsize=8, title="bottleneck", title_fontsize=8)
+    return figure
+
+
 def me_levels_figure(per_level: pd.DataFrame, label: str) -> Figure:
     """ME per level for the chosen mappings (lines), over all sources."""
     figure, axes = _new()

@@ -8,7 +8,8 @@ import pandas as pd
 
 from opmachine.bfs_machine import DESCRIPTIONS
 
-from .tables import summary_display, time_errors_display
+from .measured import display_folder
+from .tables import SUMMARY_TEXT_COLUMNS, summary_display, time_errors_display
 from .text import graph_facts, reading_guide, settings_lines
 
 STYLE = """
@@ -26,10 +27,12 @@ figure img { max-width: 100%; height: auto; display: block; margin: 0 auto; }
 figcaption { font-size: 0.82rem; color: #444; margin-top: 0.3rem; }
 .note { background: #fff8e1; border-left: 4px solid #f0b400; padding: 0.4rem 0.8rem; font-size: 0.9rem; }
 .settings { font-size: 0.9rem; } nav a { margin-right: 0.8rem; } code { font-size: 0.88em; }
+table.summary { font-size: 0.8rem; } table.summary th, table.summary td { padding: 0.2rem 0.3rem; }
+table.summary td.text { min-width: 4.5rem; } table.summary td:first-child { overflow-wrap: anywhere; }
 """
 
 
-def _table(frame: pd.DataFrame, text_columns=()) -> str:
+def _table(frame: pd.DataFrame, text_columns=(), css: str | None = None) -> str:
     text = ' class="text"'
     head = "".join(f"<th{text if c in text_columns else ''}>{html.escape(str(c))}</th>" for c in frame.columns)
     body = []
@@ -38,7 +41,8 @@ def _table(frame: pd.DataFrame, text_columns=()) -> str:
         for column, value in zip(frame.columns, row):
             cells.append(f"<td{text if column in text_columns else ''}>{html.escape(str(value))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    klass = f' class="{css}"' if css else ""
+    return f"<table{klass}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def _figure(item) -> str:
@@ -62,9 +66,8 @@ def render_html(report) -> str:
     nav = " ".join(f'<a href="#graph-{i}">{html.escape(d.label)}</a>' for i, d in enumerate(report.graphs, 1))
     parts.append(f"<nav>Graphs: {nav}</nav>")
     parts.append("<h2 id=\"summary\">Summary</h2>")
-    parts.append(_table(summary_display(report.tables["summary"]),
-                        text_columns=("stands for", "best mapping (ME)", "best group size (ME)", "bottleneck",
-                                      "measured")))
+    parts.append(_table(summary_display(report.tables["summary"]), text_columns=SUMMARY_TEXT_COLUMNS,
+                        css="summary"))
     parts.append("<details open><summary>How to read this report</summary><ul>"
                  + "".join(f"<li>{html.escape(line)}</li>" for line in reading_guide())
                  + "<li>Operator-machine servers (seed 003 Fig. 1): "
@@ -80,7 +83,7 @@ def render_html(report) -> str:
         if data.measured is not None and len(data.measured.time_errors):
             run = data.measured.run
             parts.append(f"<h3>Prediction beside measurement ({html.escape(run.device_name)}, "
-                         f"<code>{html.escape(str(run.folder))}</code>)</h3>")
+                         f"<code>{html.escape(display_folder(run.folder))}</code>)</h3>")
             parts.append(_table(time_errors_display(data.measured.time_errors)))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -5,6 +5,7 @@ import pandas as pd
 
 from opmachine.bfs_machine import DESCRIPTIONS
 
+from .measured import display_folder
 from .tables import summary_display, time_errors_display
 from .text import graph_facts, reading_guide, settings_lines
 
@@ -45,6 +46,6 @@ def render_markdown(report) -> str:
         lines += _figures(report.figures[data.label])
         if data.measured is not None and len(data.measured.time_errors):
             run = data.measured.run
-            lines += [f"### Prediction beside measurement ({run.device_name}, `{run.folder}`)", "",
+            lines += [f"### Prediction beside measurement ({run.device_name}, `{display_folder(run.folder)}`)", "",
                       markdown_table(time_errors_display(data.measured.time_errors)), ""]
     return "\n".join(lines)

@@ -87,6 +87,23 @@ class MeasuredComparison:
     me: pd.DataFrame
 
 
+def display_folder(folder) -> str:
+    """A measurement folder as a report shows it: relative to the working directory when inside it,
+    else from `gpu_validate/results/` on for a committed run, else as given (never a local absolute
+    path the reader cannot use)."""
+    folder = Path(folder)
+    absolute = folder.resolve()
+    try:
+        return str(absolute.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        pass
+    parts = absolute.parts
+    for i in range(len(parts) - 1):
+        if parts[i:i + 2] == ("gpu_validate", "results"):
+            return str(Path(*parts[i:]))
+    return str(folder) if not folder.is_absolute() else folder.name
+
+
 def _canonical(name: str) -> str:
     try:
         return canonical_spec(name) if is_generator_spec(name) else str(name)
@@ -167,7 +184,7 @@ def pick_run(runs, name: str, n: int, m: int, profile_name: str) -> tuple[Measur
             return run, None
     if mine:
         other = mine[0]
-        return None, (f"measurements on {other.device_name} exist in {other.folder} (predicted there with profile "
+        return None, (f"measurements on {other.device_name} exist in {display_folder(other.folder)} (predicted there with profile "
                       f"{other.profile}); this report predicts with profile {profile_name}, so they are not shown "
                       f"(use --gpu {other.profile} to compare)")
     return None, None

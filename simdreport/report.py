@@ -21,17 +21,13 @@ from simdmodel.errors import InputError
 from simdmodel.generators import canonical_spec, is_generator_spec
 
 from . import figures as fig
-from .collect import SEED, TOPO, GraphData, collect_graph
+from .collect import TOPO, GraphData, collect_graph
+from .defaults import L2_MODEL, SEED, TIME_MODEL, choose_gpu, settings_line
 from .measured import MeasuredRun, committed_runs, read_run
 from .suites import SuiteGraph, graph_slug, suite_for
 from .tables import report_tables
 from .write import ReportTarget
 
-DEFAULT_GPU = "h200"
-"""The H200 profile's service curves were measured (gpu_validate.microbench), and the committed GPU
-validation runs are from an H200, so the default report can set predictions beside measurements."""
-L2_MODEL = "setassoc"
-"""The profile's sectored set-associative L2, as `simdmodel validate` predicts with."""
 DEFAULT_SOURCES = 10
 """Seed 000 §5.1 runs BFS from 10 pseudo-random sources."""
 
@@ -104,11 +100,16 @@ def draw_figures(report: Report, profile, progress: bool = False) -> None:
         def add(kind, title, caption, table, figure, stem=stem, items=items):
             items.append(fig.ReportFigure(f"{stem}-{kind}", title, caption, table, fig.render(figure)))
 
-        first = data.sources[0]
+        first = data.opm_source
         add("frontier", "Frontier sizes per level",
-            f"Vertices and edges in each BFS level's frontier from source {first} (seed 000 Fig. 2); "
-            f"all {len(data.sources)} sources are in the table.", "frontiers",
-            fig.frontier_figure(_rows(tables["frontiers"], graph=label, source=first), label, first))
+            f"Vertices and edges in each BFS level's frontier from source {first}, the BFS the predictions below "
+            f"follow (seed 000 Fig. 2); the lane accounting's {len(data.sources)} sources are in the table.",
+            "frontiers", fig.frontier_figure(_rows(tables["frontiers"], graph=label, source=first), label, first))
+        ranked = _rows(tables["recommendation"], graph=label)
+        add("ranking", "Predicted BFS time per mapping",
+            f"Predicted time of a whole BFS from source {first} on {gpu} with every mapping, fastest first, and "
+            f"its ME: the pick is the fastest ({data.kernel}), whatever its lane waste.", "recommendation",
+            fig.ranking_figure(ranked, label, gpu))
         lanes = _rows(tables["lanes"], graph=label)
         add("lanes", "Lane use per mapping",
             f"Share of lane slots that do useful edge work (ME) or are wasted inside a group (UA), between groups of "
@@ -142,8 +143,8 @@ def draw_figures(report: Report, profile, progress: bool = False) -> None:
             fig.mlp_figure(launches, label, kernel, launches["dram_saturation_mlp"].iloc[0]))
         rounds = _rows(tables["opm_rounds"], graph=label)
         add("time", "Predicted time per round",
-            f"Predicted time per round on {gpu} (sum of the round's launches) for kernel {kernel} and seed 003's "
-            f"topology-driven kernel; markers show the bottleneck server of the round's longest launch.",
+            f"Predicted time per round on {gpu} (sum of the round's launches) for the pick {kernel} and "
+            f"{data.second}; markers show the bottleneck server of the round's longest launch.",
             "opm_rounds", fig.time_figure(rounds, label, gpu))
         if data.measured is not None:
             run = data.measured.run
@@ -172,27 +173,32 @@ def draw_figures(report: Report, profile, progress: bool = False) -> None:
     report.figures = drawn
 
 
-def build_report(specs=None, gpu: str = DEFAULT_GPU, sources: int = DEFAULT_SOURCES, out="report",
-                 measured=(), progress: bool = False, command: str | None = None) -> Report:
+def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOURCES, out="report",
+                 measured=(), progress: bool = False, command: str | None = None, line=None) -> Report:
     """Build the report of `specs` (default: the built-in suite) into folder `out`, all or nothing.
 
-    Bad input (a spec, the profile, `sources` < 1, a measurement folder, an unusable `out`) raises
-    InputError before any graph is loaded. Returns the report as written.
+    `gpu` names the profile (default: `defaults.default_gpu()`). Bad input (a spec, the profile,
+    `sources` < 1, a measurement folder, an unusable `out`) raises InputError before any graph is
+    loaded. `line(message)`, when given, is told each graph's phases (progress lines when piped).
+    Returns the report as written.
     """
     suite: tuple[SuiteGraph, ...] = suite_for(specs)
     check_specs([g.spec for g in suite])
     if sources < 1:
         raise InputError(f"--sources must be at least 1, got {sources}")
-    profile = om.load_profile(gpu, kind="gpu")
+    choice = choose_gpu(gpu)
+    profile = om.load_profile(choice.profile, kind="gpu")
     explicit = [read_run(folder) for folder in measured]
     target = ReportTarget(out)
     try:
         runs: list[MeasuredRun] = [*explicit, *committed_runs()]
         graphs = []
         steps = tqdm(suite, desc="graphs", unit="graph", disable=not progress)
-        for graph in steps:
+        for index, graph in enumerate(steps, start=1):
             steps.set_postfix_str(graph.label)
-            graphs.append(collect_graph(graph, profile, sources, SEED, L2_MODEL, runs, progress))
+            say = None if line is None else (lambda message, at=f"[{index}/{len(suite)}] {graph.label}": line(
+                f"{at}: {message}"))
+            graphs.append(collect_graph(graph, profile, sources, SEED, L2_MODEL, runs, say))
         used = {id(d.measured.run) for d in graphs if d.measured is not None}
         for run in explicit:
             if id(run) not in used:
@@ -202,9 +208,12 @@ def build_report(specs=None, gpu: str = DEFAULT_GPU, sources: int = DEFAULT_SOUR
             "version": sm.__version__, "command": command or "simdmodel report", "gpu": profile.name,
             "gpu_description": profile.description, "curves_measured": bool(profile.measured),
             "provenance": dict(profile.provenance), "l2_model": L2_MODEL, "sources": sources, "seed": SEED,
+            "defaults": settings_line(profile, choice, L2_MODEL, True, TIME_MODEL),
             "saturation_mlp": saturation_mlp(profile), "default_suite": not specs,
         }
         report = Report(settings, graphs, report_tables(graphs, settings["saturation_mlp"]))
+        if line is not None:
+            line("drawing the figures")
         draw_figures(report, profile, progress)
         target.write(report)
     except BaseException:

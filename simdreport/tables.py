@@ -12,25 +12,48 @@ MS_PER_NS = 1e-6
 
 
 def summary_table(graphs: list[GraphData]) -> pd.DataFrame:
-    """One row per graph: size, mean degree, mean BFS depth, best mapping and its ME, the best group
-    size, the predicted BFS time of the best mapping's kernel and of topo, and the bottleneck."""
+    """One row per graph: size, mean degree, mean BFS depth, the pick (the mapping with the lowest
+    predicted BFS time), its predicted time, ME and margin over the runner-up, the mapping with the
+    highest ME, the best group size, topo's predicted time and the pick's bottleneck."""
     rows = []
     for data in graphs:
         name, share = data.bottleneck()
-        measured = data.measured
+        measured, ranking = data.measured, data.ranking
+        pick, runner_up = ranking.pick, ranking.runner_up
         rows.append({
             "graph": data.label, "spec": data.name, "stands_for": data.graph.stands_for,
             "n": data.n, "m": data.m, "mean_degree": data.m / data.n if data.n else float("nan"),
-            "depth": data.info["avg_depth"], "sources": len(data.sources),
+            "depth": data.info["avg_depth"], "sources": len(data.sources), "opm_source": data.opm_source,
+            "pick": data.kernel, "predicted_bfs_ms": pick["predicted_ns"] * MS_PER_NS, "pick_me": pick["me"],
+            "runner_up": "" if runner_up is None else runner_up["mapping"], "margin": ranking.margin,
+            "adaptive_gain": ranking.adaptive_gain(),
             "best_mapping": data.best["mapping"], "best_me": data.best["me"],
             "best_group_mapping": data.best_group["mapping"], "best_group_me": data.best_group["me"],
-            "kernel": data.kernel, "opm_source": data.opm_source,
-            "predicted_bfs_ms": data.opm_summary[data.kernel]["predicted_ns"] * MS_PER_NS,
             "topo_predicted_bfs_ms": data.opm_summary["topo"]["predicted_ns"] * MS_PER_NS,
             "bottleneck": name, "bottleneck_time_share": share,
             "measured_on": measured.run.device_name if measured is not None else "",
         })
     return pd.DataFrame(rows)
+
+
+RECOMMENDATION_COLUMNS = ["graph", "mapping", "predicted_bfs_ms", "rank", "me", "bottleneck", "source", "vs_best",
+                          "ua", "ur", "idle", "bottleneck_share"]
+
+
+def recommendation_table(graphs: list[GraphData]) -> pd.DataFrame:
+    """One row per graph and candidate mapping, fastest first: predicted whole-BFS time, rank, ME and
+    the bottleneck (the report's tables/recommendation.csv)."""
+    parts = [data.ranking.mappings.assign(graph=data.label, source=data.opm_source,
+                                          predicted_bfs_ms=data.ranking.mappings["predicted_ns"] * MS_PER_NS)
+             for data in graphs]
+    return pd.concat(parts, ignore_index=True)[RECOMMENDATION_COLUMNS]
+
+
+def recommendation_levels_table(graphs: list[GraphData]) -> pd.DataFrame:
+    """Per graph and level: the fastest mapping on that level, its predicted time and the pick's."""
+    parts = [data.ranking.level_picks().assign(graph=data.label, pick=data.kernel) for data in graphs]
+    table = pd.concat(parts, ignore_index=True).rename(columns={"mapping": "fastest", "predicted_ns": "fastest_ns"})
+    return table[["graph", "source", "level", "fastest", "fastest_ns", "pick", "pick_ns"]]
 
 
 def degree_table(graphs: list[GraphData]) -> pd.DataFrame:
@@ -61,6 +84,8 @@ def report_tables(graphs: list[GraphData], saturation_mlp: float | None) -> dict
     launches["dram_saturation_mlp"] = saturation_mlp
     tables = {
         "summary": summary_table(graphs),
+        "recommendation": recommendation_table(graphs),
+        "recommendation_levels": recommendation_levels_table(graphs),
         "degrees": degree_table(graphs),
         "frontiers": _stack(graphs, "frontiers"),
         "lanes": _stack(graphs, "lanes"),
@@ -86,29 +111,27 @@ def _fmt(value, spec: str) -> str:
     return format(value, spec)
 
 
+SUMMARY_TEXT_COLUMNS = ("graph", "pick", "runner-up", "highest ME", "bottleneck", "measured")
+
+
 def summary_display(summary: pd.DataFrame) -> pd.DataFrame:
-    """The summary table as readable strings (thousands separators, rounded rates, times in ms); the
-    "stands for" column only when some graph stands for a seed 000 class."""
-    table = pd.DataFrame({
+    """The summary table as readable strings (thousands separators, rounded rates, times in ms): the
+    pick by predicted time with its ME beside it, the runner-up and the mapping with the highest ME.
+    Narrow enough for an 800 px window (what a graph stands for is in its section's prose)."""
+    return pd.DataFrame({
         "graph": summary["graph"],
-        "stands for": summary["stands_for"],
         "n": [_fmt(v, ",d") for v in summary["n"]],
         "m": [_fmt(v, ",d") for v in summary["m"]],
         "mean degree": [_fmt(v, ".1f") for v in summary["mean_degree"]],
         "depth": [_fmt(v, ".1f") for v in summary["depth"]],
-        "best mapping (ME)": [f"{b} ({_fmt(me, '.3f')})" for b, me in zip(summary["best_mapping"], summary["best_me"])],
-        "best group size (ME)": [f"{b} ({_fmt(me, '.3f')})"
-                                 for b, me in zip(summary["best_group_mapping"], summary["best_group_me"])],
-        "predicted BFS, ms": [f"{_fmt(t, '.3g')} ({k})"
-                              for t, k in zip(summary["predicted_bfs_ms"], summary["kernel"])],
-        "topo BFS, ms": [_fmt(t, ".3g") for t in summary["topo_predicted_bfs_ms"]],
-        "bottleneck": [f"{b} ({_fmt(s, '.0%')} of time)" for b, s in zip(summary["bottleneck"],
-                                                                         summary["bottleneck_time_share"])],
+        "pick": [f"{k} ({_fmt(t, '.3g')} ms, ME {_fmt(me, '.2f')})"
+                 for k, t, me in zip(summary["pick"], summary["predicted_bfs_ms"], summary["pick_me"])],
+        "runner-up": [f"{r} (+{_fmt(g, '.0%')})" if r else "–" for r, g in zip(summary["runner_up"], summary["margin"])],
+        "highest ME": [f"{b} ({_fmt(me, '.2f')})" for b, me in zip(summary["best_mapping"], summary["best_me"])],
+        "bottleneck": [f"{b} ({_fmt(s, '.0%')})" for b, s in zip(summary["bottleneck"],
+                                                                  summary["bottleneck_time_share"])],
         "measured": [m or "–" for m in summary["measured_on"]],
     })
-    if not summary["stands_for"].astype(bool).any():
-        table = table.drop(columns="stands for")
-    return table
 
 
 def time_errors_display(errors: pd.DataFrame) -> pd.DataFrame:

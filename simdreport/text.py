@@ -19,12 +19,14 @@ def settings_lines(settings: dict) -> list[str]:
         f"Graphs: {suite}.",
         (f"GPU profile {settings['gpu']} ({settings['gpu_description']}); {curves}; L2 model: "
         f"{'sectored set-associative' if settings['l2_model'] == 'setassoc' else 'fully associative LRU'}."),
+        *([f"Settings: {settings['defaults']}."] if settings.get("defaults") else []),
         (f"Lane accounting: BFS from {settings['sources']} seeded random sources per graph (seed {settings['seed']}), "
         "frontiers in ascending vertex order (a bitmask-then-compact kernel), CTA size 256 for scan."),
         ("Operator-machine prediction: one BFS per graph (its first source, or the first measured source where GPU "
-        "measurements exist) for the mapping with the highest ME and for the topology-driven kernel; the critical-path "
-        "time model (the load falls as warps finish); the L2 kept from launch to launch (warm), as a BFS's "
-        "back-to-back launches find it."),
+        "measurements exist) with every mapping (topo, sm-1 .. sm-32, ws, scan), ranked by predicted time: the pick "
+        "is the fastest, whatever its ME; its figures are drawn beside topo's. The critical-path time model (the "
+        "load falls as warps finish); the L2 kept from launch to launch (warm), as a BFS's back-to-back launches "
+        "find it."),
     ]
     return lines
 
@@ -52,16 +54,15 @@ def reading_guide() -> list[str]:
 def graph_facts(data: GraphData) -> str:
     """One paragraph of the numbers that matter for a graph."""
     info = data.info
-    name, share = data.bottleneck()
-    summary = data.opm_summary[data.kernel]
+    ranking = data.ranking
     topo = data.opm_summary["topo"]
     stands_for = f"Stands for {data.graph.stands_for}. " if data.graph.stands_for else ""
     facts = (f"{stands_for}n = {data.n:,} vertices, m = {data.m:,} directed edges, "
              f"mean degree {data.m / data.n:.1f} (min {info['degree_min']}, median {info['degree_median']:g}, "
              f"max {info['degree_max']:,}), mean depth {info['avg_depth']:.1f} levels over {len(data.sources)} "
              f"sources. Highest ME: {data.best['mapping']} ({data.best['me']:.3f}); best group size: "
-             f"{data.best_group['mapping']} ({data.best_group['me']:.3f}). Predicted BFS from source "
-             f"{data.opm_source}: {summary['predicted_ns'] / 1e6:.3g} ms with {data.kernel}, "
-             f"{topo['predicted_ns'] / 1e6:.3g} ms with topo; bottleneck {name} for {share:.0%} of "
-             f"{data.kernel}'s time.")
+             f"{data.best_group['mapping']} ({data.best_group['me']:.3f}). Pick, by predicted time of a BFS from "
+             f"source {data.opm_source}: {ranking.why()} topo: {topo['predicted_ns'] / 1e6:.3g} ms. A "
+             f"level-adaptive kernel (each level's fastest mapping) would be {ranking.adaptive_gain():.2f}x as fast "
+             "as the pick alone.")
     return facts

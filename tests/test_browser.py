@@ -88,3 +88,13 @@ def test_page_loads_cleanly_and_every_figure_renders(browser_context, report_dir
     assert (ARTIFACTS / "report.png").stat().st_size > 10_000
     assert problems == []
     page.close()
+
+
+def test_the_page_fits_an_800_pixel_window(browser_context, report_dir):
+    page = browser_context.new_page()
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.goto((report_dir / "index.html").as_uri(), wait_until="load")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
+    box = page.locator("table.summary").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 800
+    page.close()

@@ -423,12 +423,13 @@ def test_opm_cli_counters(tmp_path, warm):
     # counts written from the cold prediction give back the cold (or the warm) prediction, mode counters
     graph, options = "rmat:scale=8,ef=8,seed=2", ["--kernel", "ws", "--gpu", "h200", "--l2", "setassoc"]
     plain, counted = tmp_path / "plain.csv", tmp_path / "counted.csv"
-    assert main(["opm", graph, *options, "--per-level", "--format", "csv", "--out", str(plain), "--quiet"]) == 0
+    assert main(["opm", graph, *options, "--cold-l2", "--per-level", "--format", "csv", "--out", str(plain),
+                 "--quiet"]) == 0
     cold = pd.read_csv(plain)
     counters = tmp_path / "counters.csv"
     cold.assign(achieved_occupancy_pct=50.0)[["level", "phase", "jobs_total", "l2_sectors", "l2_hits", "dram_sectors",
                                              "achieved_occupancy_pct"]].to_csv(counters, index=False)
-    warm_flag = ["--warm-l2"] if warm else []
+    warm_flag = ["--warm-l2"] if warm else ["--cold-l2"]
     if warm:
         assert main(["opm", graph, *options, "--warm-l2", "--per-level", "--format", "csv", "--out", str(plain),
                      "--quiet"]) == 0
@@ -443,8 +444,8 @@ def test_opm_cli_warm_counters_need_the_set_associative_l2(tmp_path, capsys):
     counters = tmp_path / "counters.csv"
     counters.write_text("level,phase,jobs_total,l2_sectors,l2_hits,dram_sectors,achieved_occupancy_pct\n"
                         "0,topo,5,4,3,1,50\n")
-    assert main(["opm", "rmat:scale=6,ef=4", "--kernel", "topo", "--warm-l2", "--counters", str(counters),
-                 "--quiet"]) == 2
+    assert main(["opm", "rmat:scale=6,ef=4", "--kernel", "topo", "--l2", "lru", "--warm-l2", "--counters",
+                 str(counters), "--quiet"]) == 2
     assert capsys.readouterr().err == "simdmodel: error: a warm L2 needs the set-associative L2 model (--l2 setassoc)\n"
 
 

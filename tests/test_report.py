@@ -15,7 +15,7 @@ import simdmodel as sm
 from simdreport.cli import main
 from simdreport import DEFAULT_SUITE, SuiteGraph, collect_graph, committed_runs, suite_for
 from simdreport.measured import pick_run
-from simdreport.report import DEFAULT_GPU
+from simdreport.defaults import FALLBACK_GPU as DEFAULT_GPU
 
 TINY = "rmat:scale=8,ef=4"
 GRID = "grid2d:side=12"
@@ -79,7 +79,10 @@ def test_collected_tables_equal_the_public_apis(tiny_data):
     lanes = tiny_data.lanes[list(summary.columns)]  # the report puts `mapping` beside `group_size`
     pd.testing.assert_frame_equal(lanes.reset_index(drop=True), summary.reset_index(drop=True))
     assert tiny_data.best["mapping"] == analysis.best()["mapping"].iloc[0]
-    assert tiny_data.kernels == (tiny_data.best["mapping"], "topo")
+    # every mapping ranked by predicted time; the figures follow the pick (the fastest) and topo
+    ranking = om.rank_mappings(graph, [int(sources[0])], H200)
+    pd.testing.assert_frame_equal(tiny_data.ranking.mappings, ranking.mappings)
+    assert tiny_data.kernels == (ranking.pick["mapping"], "topo")
     for kernel in tiny_data.kernels:
         expected = om.predict_bfs(graph, int(sources[0]), om.parse_kernel(kernel), H200, l2_model="setassoc",
                                   warm_l2=True)
@@ -146,8 +149,8 @@ def test_report_folder_holds_page_markdown_figures_and_tables(report_dir):
     assert sorted(p.name for p in report_dir.iterdir()) == ["figures", "index.html", "report.md", "tables"]
     assert leftovers(report_dir.parent) == []
     figures = sorted(p.name for p in (report_dir / "figures").iterdir())
-    # Suite boxplot + 8 per graph + 3 measured figures (time, CTE, ME) for the graph with measurements.
-    assert len(figures) == 1 + 2 * 8 + 3
+    # Suite boxplot + 9 per graph + 3 measured figures (time, CTE, ME) for the graph with measurements.
+    assert len(figures) == 1 + 2 * 9 + 3
     cte = pd.read_csv(report_dir / "tables" / "measured_rounds.csv")
     assert cte["cte_model_ns"].notna().all() and (cte["cte_model_ns"] > 0).all()
     equations = cte.groupby("kernel")["cte_model"].unique()
@@ -164,8 +167,16 @@ def test_report_folder_holds_page_markdown_figures_and_tables(report_dir):
     assert summary["graph"].tolist() == [TINY, GRID]
     grid = summary.set_index("graph").loc[GRID]
     assert grid["n"] == 144 and grid["m"] == 2 * 2 * 11 * 12 and grid["mean_degree"] == pytest.approx(528 / 144)
-    for column in ("best_mapping", "best_me", "depth", "bottleneck", "predicted_bfs_ms"):
+    for column in ("pick", "pick_me", "best_mapping", "best_me", "depth", "bottleneck", "predicted_bfs_ms"):
         assert summary[column].notna().all()
+    # the pick is the mapping with the lowest predicted time, one recommendation row per graph and mapping
+    ranked = pd.read_csv(report_dir / "tables" / "recommendation.csv")
+    assert list(ranked.columns[:6]) == ["graph", "mapping", "predicted_bfs_ms", "rank", "me", "bottleneck"]
+    for graph, rows in ranked.groupby("graph"):
+        assert sorted(rows["mapping"]) == sorted(om.candidate_kernels())
+        fastest = rows.loc[rows["predicted_bfs_ms"].idxmin()]
+        assert fastest["rank"] == 1 and summary.set_index("graph").loc[graph, "pick"] == fastest["mapping"]
+        assert summary.set_index("graph").loc[graph, "predicted_bfs_ms"] == pytest.approx(fastest["predicted_bfs_ms"])
     for name in ("| graph |", "## " + TINY, "Prediction beside measurement"):
         assert name in markdown
 
@@ -240,7 +251,8 @@ def test_committed_run_under_the_working_directory_is_used(tmp_path, monkeypatch
 
 
 def one_error_line(err: str) -> str:
-    lines = err.strip().splitlines()
+    """The error line, after any progress lines (`simdmodel: [i/n] ...`, printed when stderr is no terminal)."""
+    lines = [line for line in err.strip().splitlines() if not line.startswith("simdmodel: [")]
     assert len(lines) == 1 and lines[0].startswith("simdmodel: error: "), err
     return lines[0]
 
@@ -313,6 +325,29 @@ def test_progress_bars_only_when_asked(tmp_path, capsys):
     assert "graphs" in capsys.readouterr().err
     build_report([GRID], sources=2, out=tmp_path / "b", progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_progress_lines_per_graph_and_phase_when_piped_none_when_quiet(tmp_path, capsys):
+    code, _, err = run(capsys, "report", GRID, "--sources", "2", "--out", str(tmp_path / "a"))
+    lines = err.splitlines()
+    assert code == 0 and lines[0] == f"simdmodel: [1/1] {GRID}: loading and lane accounting"
+    assert f"simdmodel: [1/1] {GRID}: predicting scan [9/9]" in lines and "simdmodel: drawing the figures" in lines
+    assert lines[-1].startswith(f"wrote {tmp_path / 'a'}/index.html") and " for 1 graph in " in lines[-1]
+    assert run(capsys, "report", GRID, "--sources", "2", "--out", str(tmp_path / "b"), "--quiet")[2] == ""
+
+
+def test_the_frontier_figure_follows_the_predicted_source(report_dir, measured_dir):
+    """With measurements the prediction follows their first source: the frontier figure shows that BFS."""
+    summary = pd.read_csv(report_dir / "tables" / "summary.csv").set_index("graph")
+    source = int(summary.loc[TINY, "opm_source"])
+    frontiers = pd.read_csv(report_dir / "tables" / "frontiers.csv")
+    assert ((frontiers["graph"] == TINY) & (frontiers["source"] == source)).any()
+    markdown = (report_dir / "report.md").read_text()
+    assert f"frontier from source {source}, the BFS the predictions below follow" in markdown
+    headings = [line for line in markdown.splitlines() if line.startswith("### Prediction beside measurement")]
+    page = (report_dir / "index.html").read_text()
+    assert headings and all(str(measured_dir[0]) not in h and "`tiny`" in h for h in headings)
+    assert re.search(r"<h3>Prediction beside measurement \([^)]*<code>tiny</code>\)</h3>", page)
 
 
 def test_importing_the_report_does_not_import_cupy():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..spec import Param
 from ._kernels import SEED_LIMIT
-from .registry import GENERATORS, Generator, canonical_spec, generate, is_generator_spec
+from .registry import GENERATORS, Generator, canonical_spec, declared_size, generate, is_generator_spec
 
-__all__ = ["Generator", "GENERATORS", "Param", "SEED_LIMIT", "is_generator_spec", "generate", "canonical_spec"]
+__all__ = ["Generator", "GENERATORS", "Param", "SEED_LIMIT", "is_generator_spec", "generate", "canonical_spec",
+           "declared_size"]

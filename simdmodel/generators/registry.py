@@ -137,6 +137,26 @@ def canonical_spec(text: str) -> str:
     return _canonical(name, gen, bound)
 
 
+def declared_size(text: str) -> tuple[int, int]:
+    """(vertices, stored edge entries) a spec asks for, from its parameters alone, before generating:
+    `scale` gives 2**scale vertices and `ef` edges per vertex, `n` and `m` say it outright, `side` is
+    a lattice's (side**3 for grid3d); edges default to 8 entries a vertex (meshes, Delaunay, RGG)."""
+    name, _, bound = _bind(text)
+    if "scale" in bound:
+        n = 2 ** int(bound["scale"])
+    elif "n" in bound:
+        n = int(bound["n"])
+    else:
+        n = int(bound.get("side", 1)) ** (3 if name == "grid3d" else 2)
+    if "ef" in bound:
+        entries = 2 * int(bound["ef"]) * n
+    elif "m" in bound:
+        entries = 2 * int(bound["m"])
+    else:
+        entries = 8 * n
+    return n, entries
+
+
 def generate(text: str) -> EdgeList:
     """Generate the graph a spec names; its `name` is the canonical spec (every parameter filled in).
 

@@ -23,8 +23,19 @@ WEIGHTED_VERSION = 2  # graphs with a `weights` array
 KEYS = ("indptr", "indices", "format_version")
 
 
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+"""An .npz is a zip archive: a local file header, or the end record of an empty archive."""
+
+
 def read(path) -> CSRGraph:
     """Load a graph written by `write_npz`; anything else raises GraphFormatError."""
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise GraphFormatError(path, f"cannot read .npz archive: {exc.strerror or exc}") from None
+    if magic not in ZIP_MAGIC:
+        raise GraphFormatError(path, "not an .npz archive (a zip of arrays, as `simdmodel graph convert` writes)")
     try:
         with np.load(path, allow_pickle=False) as archive:
             if not hasattr(archive, "files"):
@@ -43,9 +54,8 @@ def read(path) -> CSRGraph:
     except OSError as exc:  # also zipfile.BadZipFile's relatives and unreadable files
         raise GraphFormatError(path, f"cannot read .npz archive: {exc.strerror or exc}") from None
     except Exception as exc:  # noqa: BLE001 -- any failure to decode untrusted bytes is a format error
-        raise GraphFormatError(
-            path, f"not a valid .npz graph archive ({type(exc).__name__}: {exc})"
-        ) from None
+        detail = "an array holds Python objects" if "pickle" in str(exc) else f"{type(exc).__name__}: {exc}"
+        raise GraphFormatError(path, f"not a valid .npz graph archive ({detail})") from None
     if version.shape != () or version.dtype.kind not in "iu" or int(version) not in (
             FORMAT_VERSION, WEIGHTED_VERSION):
         raise GraphFormatError(
