@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .suites import VALIDATION_KERNELS
@@ -42,6 +43,16 @@ def _graph_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--drop-duplicates", action="store_true", help="keep only the first copy of a repeated edge")
 
 
+def _spec_and_sources(parser: argparse.ArgumentParser, count: int, count_help: str) -> None:
+    """SPEC (default DEFAULT_SPEC), then --source V or --sources K, and --seed."""
+    parser.add_argument("spec", nargs="?", default=DEFAULT_SPEC,
+                        help=f"graph file or generator spec (default {DEFAULT_SPEC})")
+    sources = parser.add_mutually_exclusive_group()
+    sources.add_argument("--source", type=int, help="one BFS source vertex")
+    sources.add_argument("--sources", type=int, default=count, help=count_help)
+    parser.add_argument("--seed", type=int, default=1, help="seed for picking sources (default 1)")
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars, progress lines or notes on stderr")
 
@@ -75,13 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     analyze = commands.add_parser("analyze", help="lane accounting per mapping strategy")
-    analyze.add_argument("spec", nargs="?", default=DEFAULT_SPEC,
-                         help=f"graph file or generator spec (default {DEFAULT_SPEC})")
-    sources = analyze.add_mutually_exclusive_group()
-    sources.add_argument("--source", type=int, help="one BFS source vertex")
-    sources.add_argument("--sources", type=int, default=10,
-                         help="number of seeded random sources with out-degree > 0 (default 10, as seed 000)")
-    analyze.add_argument("--seed", type=int, default=1, help="seed for picking sources (default 1)")
+    _spec_and_sources(analyze, 10, "the first K seeded random sources with out-degree > 0 (default 10, as seed 000)")
     analyze.add_argument("--group-sizes", type=_int_list, default=[1, 2, 4, 8, 16, 32],
                          help="group sizes S for the group strategy (default 1,2,4,8,16,32)")
     analyze.add_argument("--strategies", type=_name_list, default=["group", "ws", "scan"],
@@ -159,6 +164,9 @@ def _report_parser(commands) -> None:
     report.add_argument("--measured", action="append", default=[], metavar="DIR",
                         help="also compare with this `simdmodel validate` output folder (repeatable)")
     report.add_argument("--out", default="report", metavar="DIR", help="output directory (default ./report)")
+    report.add_argument("--jobs", type=int, default=min(os.cpu_count() or 1, 4), metavar="N",
+                        help="graphs gathered at once in worker processes (default: the CPU count, at most 4; "
+                        "1 = in this process)")
     _common(report)
 
 
@@ -200,13 +208,7 @@ def _opm_parser(commands) -> None:
 
 def _recommend_parser(commands) -> None:
     recommend = commands.add_parser("recommend", help="every mapping ranked by predicted BFS time on a GPU profile")
-    recommend.add_argument("spec", nargs="?", default=DEFAULT_SPEC,
-                           help=f"graph file or generator spec (default {DEFAULT_SPEC})")
-    sources = recommend.add_mutually_exclusive_group()
-    sources.add_argument("--source", type=int, help="one BFS source vertex")
-    sources.add_argument("--sources", type=int, default=1,
-                         help="the first K seeded random sources (default 1: the first source of `analyze`)")
-    recommend.add_argument("--seed", type=int, default=1, help="seed for picking sources (default 1)")
+    _spec_and_sources(recommend, 1, "the first K seeded random sources (default 1: the first source of `analyze`)")
     recommend.add_argument("--gpu", help="GPU profile name or .toml path (default: this machine's GPU's measured "
                            "profile, else h200)")
     recommend.add_argument("--kernels", type=_name_list,

@@ -115,16 +115,17 @@ def _progress(args) -> bool:
 
 
 def _progress_line(args):
-    """A function printing one progress line on stderr when stderr is not a terminal (piped, logged),
-    else None (bars show instead); None under --quiet."""
+    """`progress_line` when stderr is not a terminal (piped, logged), else None (bars show
+    instead); None under --quiet."""
     if args.quiet or sys.stderr.isatty():
         return None
+    return progress_line
 
-    def line(message: str) -> None:
-        sys.stderr.write(f"simdmodel: {message}\n")
-        sys.stderr.flush()
 
-    return line
+def progress_line(message: str) -> None:
+    """One progress line on stderr (module level, so a report's worker processes can call it)."""
+    sys.stderr.write(f"simdmodel: {message}\n")
+    sys.stderr.flush()
 
 
 SUFFIX_FORMATS = {".csv": "csv", ".json": "json"}
@@ -309,7 +310,7 @@ def _run_report(args) -> int:
     started = time.perf_counter()
     command = " ".join(["simdmodel", *map(shlex.quote, args.argv)])
     report = build_report(args.specs, gpu=args.gpu, sources=args.sources, out=args.out, measured=args.measured,
-                          progress=_progress(args), command=command, line=_progress_line(args))
+                          progress=_progress(args), command=command, line=_progress_line(args), jobs=args.jobs)
     figures = sum(len(items) for items in report.figures.values())
     graphs = len(report.graphs)
     if not args.quiet:

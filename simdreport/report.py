@@ -26,6 +26,7 @@ from .defaults import L2_MODEL, SEED, TIME_MODEL, choose_gpu, settings_line
 from .measured import MeasuredRun, committed_runs, read_run
 from .suites import SuiteGraph, graph_slug, suite_for
 from .tables import report_tables
+from .workers import run_calls
 from .write import ReportTarget
 
 DEFAULT_SOURCES = 10
@@ -173,35 +174,64 @@ def draw_figures(report: Report, profile, progress: bool = False) -> None:
     report.figures = drawn
 
 
+def collect_suite(suite, profile, sources: int, runs, progress: bool = False, line=None,
+                  jobs: int = 1) -> list[GraphData]:
+    """Every graph's numbers (`collect_graph`), in suite order. With `jobs` > 1 the graphs are
+    gathered by that many worker processes (`workers.run_calls`; each loads its own graph from its
+    spec); the numbers are the same either way."""
+    count = len(suite)
+    bar = tqdm(total=count, desc="graphs", unit="graph", disable=not progress)
+    prefixes = [f"[{i}/{count}] {graph.label}" for i, graph in enumerate(suite, start=1)]
+    try:
+        if jobs <= 1 or count <= 1:
+            graphs = []
+            for graph, prefix in zip(suite, prefixes):
+                bar.set_postfix_str(graph.label)
+                graphs.append(_collect_one(graph, profile, sources, runs, line, prefix))
+                bar.update()
+            return graphs
+        bar.set_postfix_str(f"{min(jobs, count)} at once")
+        calls = [(_collect_one, (graph, profile, sources, runs, line, prefix)) for graph, prefix in zip(suite, prefixes)]
+        graphs = run_calls(calls, min(jobs, count))
+        bar.update(count)
+        return graphs
+    finally:
+        bar.close()
+
+
+def _collect_one(graph, profile, sources, runs, line, prefix):
+    """One graph's numbers, its progress lines prefixed with `[i/n] label`."""
+    say = None if line is None else (lambda message: line(f"{prefix}: {message}"))
+    return collect_graph(graph, profile, sources, SEED, L2_MODEL, runs, say)
+
+
 def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOURCES, out="report",
-                 measured=(), progress: bool = False, command: str | None = None, line=None) -> Report:
+                 measured=(), progress: bool = False, command: str | None = None, line=None,
+                 jobs: int = 1) -> Report:
     """Build the report of `specs` (default: the built-in suite) into folder `out`, all or nothing.
 
     `gpu` names the profile (default: `defaults.default_gpu()`). Bad input (a spec, the profile,
     `sources` < 1, a measurement folder, an unusable `out`) raises InputError before any graph is
-    loaded. `line(message)`, when given, is told each graph's phases (progress lines when piped).
-    Returns the report as written.
+    loaded. `line(message)`, when given, is told each graph's phases (progress lines when piped;
+    a module-level function, so worker processes can call it too). `jobs` > 1 gathers that many
+    graphs at once in worker processes (`collect_suite`). Returns the report as written.
     """
     suite: tuple[SuiteGraph, ...] = suite_for(specs)
     check_specs([g.spec for g in suite])
     if sources < 1:
         raise InputError(f"--sources must be at least 1, got {sources}")
+    if jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {jobs}")
     choice = choose_gpu(gpu)
     profile = om.load_profile(choice.profile, kind="gpu")
     explicit = [read_run(folder) for folder in measured]
     target = ReportTarget(out)
     try:
         runs: list[MeasuredRun] = [*explicit, *committed_runs()]
-        graphs = []
-        steps = tqdm(suite, desc="graphs", unit="graph", disable=not progress)
-        for index, graph in enumerate(steps, start=1):
-            steps.set_postfix_str(graph.label)
-            say = None if line is None else (lambda message, at=f"[{index}/{len(suite)}] {graph.label}": line(
-                f"{at}: {message}"))
-            graphs.append(collect_graph(graph, profile, sources, SEED, L2_MODEL, runs, say))
-        used = {id(d.measured.run) for d in graphs if d.measured is not None}
+        graphs = collect_suite(suite, profile, sources, runs, progress, line, jobs)
+        used = {d.measured.run.folder for d in graphs if d.measured is not None}
         for run in explicit:
-            if id(run) not in used:
+            if run.folder not in used:
                 raise InputError(f"{run.folder}: measured graph {run.graph} is not in this report")
         settings = {
             "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),

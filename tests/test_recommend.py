@@ -1,5 +1,6 @@
 """Which mapping to use: every candidate ranked by predicted BFS time (`opmachine.rank_mappings`), the
 `recommend` command, and the rank checked against the committed H200 measurements."""
+import importlib.util
 import io
 import json
 from pathlib import Path
@@ -15,10 +16,25 @@ import simdmodel as sm
 from opmachine.recommend import candidate_kernels, rank_mappings
 from simdmodel.strategies import STRATEGIES, mappings
 from simdreport.cli import main
+from simdreport.defaults import GpuChoice, default_gpu as DETECT
 
 ROOT = Path(__file__).resolve().parents[1]
 H200 = om.load_profile("h200")
 SMALL = "rmat:scale=9,ef=8"
+
+
+@pytest.fixture(autouse=True)
+def no_gpu(monkeypatch):
+    """The defaults as on a machine without a GPU (CI), wherever these tests run."""
+    from simdreport import defaults
+
+    monkeypatch.setattr(defaults, "default_gpu", lambda: defaults.GpuChoice("h200", "the default: no GPU detected"))
+
+
+def test_without_cupy_the_default_profile_is_h200():
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("CuPy is installed here: the default follows the GPU")
+    assert DETECT.__wrapped__() == GpuChoice("h200", "the default: no GPU detected")  # uncached
 
 
 def run(capsys, *argv):

@@ -395,3 +395,19 @@ def test_a_report_shows_a_skipped_committed_run_as_one_warning_line(tmp_path, mo
     code, _, err = run(capsys, "report", TINY, "--sources", "2", "--out", "rep", "--quiet")
     assert code == 0 and err.startswith("simdmodel: warning: ") and err.count("\n") == 1
     assert not (tmp_path / "rep" / "tables" / "measured_rounds.csv").exists()
+
+
+def test_worker_processes_give_the_same_tables_and_pass_errors_back(tmp_path, capsys):
+    from simdreport import build_report
+
+    specs = [TINY, GRID, "mesh6:side=9"]
+    one = build_report(specs, sources=2, out=tmp_path / "one", jobs=1)
+    three = build_report(specs, sources=2, out=tmp_path / "three", jobs=3)
+    for name, table in one.tables.items():
+        pd.testing.assert_frame_equal(three.tables[name], table, check_exact=True)
+    broken = tmp_path / "broken.mtx"
+    broken.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n9 1\n")
+    code, _, err = run(capsys, "report", GRID, str(broken), "--sources", "2", "--jobs", "2", "--out",
+                       str(tmp_path / "bad"), "--quiet")
+    assert code == 2 and err == f"simdmodel: error: {broken}:4: row index '9' outside 1..3\n"
+    assert not (tmp_path / "bad").exists()
