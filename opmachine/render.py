@@ -53,9 +53,10 @@ def render_gpu(result, fmt: str, per_level: bool, settings: str | None = None) -
     warm = ", warm" if summary.get("warm_l2") else ""
     lines = [
         f"graph {summary['graph']}: n={summary['n']:,} m={summary['m']:,}  source {summary['source']}",
-        *([settings] if settings else []),
-        f"kernel {summary['kernel']} on {summary['gpu']} (L2 model {summary['l2_model']}{warm}, "
-        f"time model {summary['time_model']}), {summary['levels']} levels, {summary['launches']} launches",
+        *([settings, f"kernel {summary['kernel']}: {summary['levels']} levels, {summary['launches']} launches"]
+          if settings else
+          [f"kernel {summary['kernel']} on {summary['gpu']} (L2 model {summary['l2_model']}{warm}, time model "
+           f"{summary['time_model']}), {summary['levels']} levels, {summary['launches']} launches"]),
         "jobs per server: " + ", ".join(f"{s} {summary['jobs_' + s.lower()]:,}" for s in SERVERS)
         + f"; N_G {summary['jobs_total']:,}",
         f"L2 sectors {summary['l2_sectors']:,} (hit rate {summary['l2_hit_rate']:.1%}), DRAM sectors "

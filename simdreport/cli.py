@@ -267,7 +267,8 @@ def _run_recommend(args) -> int:
     warm_l2 = not args.cold_l2
     ranking = rank_mappings(graph, sources, profile, args.kernels, l2_model=L2_MODEL, warm_l2=warm_l2,
                             time_model=TIME_MODEL,
-                            on_kernel=(lambda i, count, label: line(f"[{i}/{count}] predicting {label}")) if line else None)
+                            on_kernel=None if line is None else (
+                                lambda i, count, label: line(f"[{i}/{count}] predicting {label}")))
     header = settings_line(profile, choice, L2_MODEL, warm_l2, TIME_MODEL)
     emit(render_ranking(ranking, fmt, args.per_level, header), args.out)
     return 0

@@ -185,5 +185,6 @@ def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEE
         except (InputError, KeyError, ValueError) as error:
             if run.explicit:
                 raise InputError(f"{run.folder}: cannot compare with the prediction ({error})") from None
-            data.measured_note = f"measurements in {display_folder(run.folder)} could not be compared ({error}); not shown"
+            data.measured_note = (f"measurements in {display_folder(run.folder)} could not be compared ({error}); "
+                                  "not shown")
     return data

@@ -55,7 +55,8 @@ def choose_gpu(name: str | None) -> GpuChoice:
 
 
 def settings_line(profile, choice: GpuChoice | None, l2_model: str, warm_l2: bool, time_model: str) -> str:
-    """`profile h200 (the default: no GPU detected; measured on NVIDIA H200), L2 set-associative warm, time model critical`."""
+    """The settings in words: `profile h200 (the default: no GPU detected; measured on NVIDIA H200), L2
+    set-associative warm from launch to launch, time model critical`."""
     measured = (f"measured on {profile.provenance.get('device', profile.device_name or 'its GPU')}"
                 if profile.measured else "derived from published figures, not measured")
     why = f"{choice.reason}; " if choice is not None and choice.reason != "named" else ""

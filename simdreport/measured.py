@@ -184,7 +184,8 @@ def pick_run(runs, name: str, n: int, m: int, profile_name: str) -> tuple[Measur
             return run, None
     if mine:
         other = mine[0]
-        return None, (f"measurements on {other.device_name} exist in {display_folder(other.folder)} (predicted there with profile "
+        return None, (f"measurements on {other.device_name} exist in {display_folder(other.folder)} (predicted there "
+                      "with profile "
                       f"{other.profile}); this report predicts with profile {profile_name}, so they are not shown "
                       f"(use --gpu {other.profile} to compare)")
     return None, None

@@ -191,7 +191,8 @@ def collect_suite(suite, profile, sources: int, runs, progress: bool = False, li
                 bar.update()
             return graphs
         bar.set_postfix_str(f"{min(jobs, count)} at once")
-        calls = [(_collect_one, (graph, profile, sources, runs, line, prefix)) for graph, prefix in zip(suite, prefixes)]
+        calls = [(_collect_one, (graph, profile, sources, runs, line, prefix))
+                 for graph, prefix in zip(suite, prefixes)]
         graphs = run_calls(calls, min(jobs, count))
         bar.update(count)
         return graphs

@@ -126,7 +126,8 @@ def summary_display(summary: pd.DataFrame) -> pd.DataFrame:
         "depth": [_fmt(v, ".1f") for v in summary["depth"]],
         "pick": [f"{k} ({_fmt(t, '.3g')} ms, ME {_fmt(me, '.2f')})"
                  for k, t, me in zip(summary["pick"], summary["predicted_bfs_ms"], summary["pick_me"])],
-        "runner-up": [f"{r} (+{_fmt(g, '.0%')})" if r else "–" for r, g in zip(summary["runner_up"], summary["margin"])],
+        "runner-up": [f"{r} (+{_fmt(g, '.0%')})" if r else "–"
+                      for r, g in zip(summary["runner_up"], summary["margin"])],
         "highest ME": [f"{b} ({_fmt(me, '.2f')})" for b, me in zip(summary["best_mapping"], summary["best_me"])],
         "bottleneck": [f"{b} ({_fmt(s, '.0%')})" for b, s in zip(summary["bottleneck"],
                                                                   summary["bottleneck_time_share"])],

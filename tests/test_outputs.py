@@ -86,7 +86,8 @@ def test_the_suffix_picks_the_format_unless_format_says(tmp_path, capsys, name, 
 @pytest.mark.parametrize("command", [["analyze"], ["opm"], ["recommend"]])
 def test_a_format_that_contradicts_the_suffix_is_an_error(tmp_path, capsys, command):
     code, _, err = run(capsys, *command, SMALL, "--format", "csv", "--out", str(tmp_path / "x.json"))
-    assert code == 2 and err == f"simdmodel: error: --format csv contradicts --out {tmp_path / 'x.json'} (a .json file)\n"
+    target = tmp_path / "x.json"
+    assert code == 2 and err == f"simdmodel: error: --format csv contradicts --out {target} (a .json file)\n"
     assert list(tmp_path.iterdir()) == []
 
 
