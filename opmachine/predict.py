@@ -197,7 +197,8 @@ def _server_rows(level, phase, counts):
 def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lru", block: int | None = None,
                 grid: int | None = None, threads: int | None = None, occupancy: float | None = None,
                 progress: bool = False, warm_l2: bool = False, time_model: str = "critical",
-                counters: pd.DataFrame | None = None, counters_reference: pd.DataFrame | None = None) -> OpmResult:
+                counters: pd.DataFrame | None = None, counters_reference: pd.DataFrame | None = None,
+                frontiers=None) -> OpmResult:
     """Simulate every launch of a BFS from `source` with `kernel` on `profile`'s GPU and predict its time.
 
     Launch geometry: `threads` (exact thread count), or `block` and/or `grid`; by default blocks
@@ -212,6 +213,7 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     `counters` (`opmachine.counters.read_counters`): every launch it names is predicted once more
     from its measured counts, in `result.counted`; a warm prediction needs `counters_reference`, the
     per-level table of the same BFS predicted cold (the counts are measured from a flushed L2).
+    `frontiers`: the sorted BFS rounds from `source` (`BFS.rounds`), when the caller already has them.
     """
     if l2_model not in L2_MODELS:
         raise InputError(f"unknown L2 model {l2_model!r} (choose {', '.join(L2_MODELS)})")
@@ -233,7 +235,8 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
         block = (kernel.expansion.block_size if kernel.data_driven else None) or DEFAULT_BLOCK
     expansion = kernel.expansion.with_block(block) if kernel.data_driven else None  # a CTA's C is the block
     load = None if occupancy is None else occupancy * profile.physical_warps
-    frontiers = BFS.rounds(graph, source, "sorted")
+    if frontiers is None:
+        frontiers = BFS.rounds(graph, source, "sorted")
     measured = None
     if counters is not None:
         phases = ("expand", "compact") if kernel.data_driven else ("topo",)

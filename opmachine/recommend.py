@@ -117,6 +117,7 @@ def rank_mappings(graph, sources: Sequence[int], profile, kernels: Sequence[str]
     labels = list(dict.fromkeys(k.strip().lower() for k in (kernels or candidate_kernels())))
     parsed = [parse_kernel(label) for label in labels]
     sources = tuple(int(s) for s in sources)
+    rounds = {source: BFS.rounds(graph, source, "sorted") for source in sources}  # once, for every kernel
     totals, level_rows, results = {}, [], {}
     for index, (label, kernel) in enumerate(zip(labels, parsed), start=1):
         if on_kernel is not None:
@@ -124,7 +125,7 @@ def rank_mappings(graph, sources: Sequence[int], profile, kernels: Sequence[str]
         times = []
         for source in sources:
             result = predict_bfs(graph, source, kernel, profile, l2_model=l2_model, warm_l2=warm_l2,
-                                 time_model=time_model)
+                                 time_model=time_model, frontiers=rounds[source])
             if source == sources[0]:
                 results[label] = result
             times.append(result.predicted_ns)
@@ -132,7 +133,7 @@ def rank_mappings(graph, sources: Sequence[int], profile, kernels: Sequence[str]
             level_rows.append(pd.DataFrame({"source": source, "level": per_round.index.to_numpy(),
                                             "mapping": label, "predicted_ns": per_round.to_numpy()}))
         totals[label] = float(np.mean(times))
-    lanes = _lane_rates(graph, sources, parsed, labels)
+    lanes = _lane_rates(graph, rounds, parsed, labels)
     table = pd.DataFrame({"mapping": labels, "predicted_ns": [totals[k] for k in labels]})
     table = table.merge(lanes, on="mapping", how="left")
     shares = [results[k].summary()["bottleneck_time_share"] for k in labels]
@@ -150,12 +151,11 @@ def rank_mappings(graph, sources: Sequence[int], profile, kernels: Sequence[str]
                    levels[LEVEL_COLUMNS], results)
 
 
-def _lane_rates(graph, sources, kernels, labels) -> pd.DataFrame:
-    """ME, UA, UR and idle of every kernel over the BFS runs from `sources` (topo: its masked walk)."""
+def _lane_rates(graph, rounds: dict, kernels, labels) -> pd.DataFrame:
+    """ME, UA, UR and idle of every kernel over the BFS `rounds` (by source; topo: its masked walk)."""
     degrees = lane_degrees(graph)
     sums = np.zeros((len(kernels), len(LANE_FIELDS)), dtype=np.int64)
-    for source in sources:
-        frontiers = BFS.rounds(graph, int(source), "sorted")
+    for frontiers in rounds.values():
         walk = degrees[frontiers.vertices]
         for i, kernel in enumerate(kernels):
             if kernel.data_driven:

@@ -95,6 +95,16 @@ def lane_degrees(graph: CSRGraph) -> np.ndarray:
     return degrees
 
 
+def frontier_sizes(graph: CSRGraph, frontiers, source: int) -> pd.DataFrame:
+    """One row per level of the BFS `frontiers` from `source`: `vertices` and `edges` (seed 000 Fig. 2)."""
+    return pd.DataFrame({
+        "source": int(source),
+        "level": np.arange(frontiers.depth, dtype=np.int64),
+        "vertices": frontiers.vertex_frontier_sizes(),
+        "edges": frontiers.edge_frontier_sizes(graph),
+    })
+
+
 def lane_table(graph: CSRGraph, sources: Sequence[int], mappings: Sequence[Mapping],
                order: str = "sorted", progress: bool = False,
                algorithm: Algorithm = BFS) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -107,12 +117,7 @@ def lane_table(graph: CSRGraph, sources: Sequence[int], mappings: Sequence[Mappi
         frontiers = algorithm.rounds(graph, int(source), order)
         walk_degrees = degrees[frontiers.vertices]
         levels = np.arange(frontiers.depth, dtype=np.int64)
-        sizes.append(pd.DataFrame({
-            "source": int(source),
-            "level": levels,
-            "vertices": frontiers.vertex_frontier_sizes(),
-            "edges": frontiers.edge_frontier_sizes(graph),
-        }))
+        sizes.append(frontier_sizes(graph, frontiers, source))
         for mapping in mappings:
             lanes = mapping.count_lanes(walk_degrees, frontiers.level_ptr)
             block = pd.DataFrame(lanes, columns=list(LANE_FIELDS))

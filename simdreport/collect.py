@@ -20,6 +20,7 @@ import simdmodel as sm
 from simdmodel.algorithms import BFS
 from simdmodel.errors import InputError
 from simdmodel.frontier import check_source
+from simdmodel.lanes import frontier_sizes
 
 from .defaults import SEED
 from .measured import MeasuredComparison, compare_run, display_folder, first_source, pick_run
@@ -67,12 +68,6 @@ class GraphData:
         """The kernel drawn beside the pick: topo, or the mapping with the highest ME when topo is the pick."""
         return self.kernels[1]
 
-    def bottleneck(self, kernel: str | None = None) -> tuple[str, float]:
-        """The server whose launches take the largest share of `kernel`'s predicted BFS time, and that share."""
-        shares = self.opm_summary[kernel or self.kernel]["bottleneck_time_share"]
-        name = max(shares, key=shares.get)
-        return name, float(shares[name])
-
 
 def _with_mapping(table: pd.DataFrame) -> pd.DataFrame:
     """The table with its `mapping` label right after `group_size` (the report's column order)."""
@@ -85,13 +80,6 @@ def _best(table: pd.DataFrame) -> dict:
     row = table.iloc[0]
     return {"mapping": str(row["mapping"]), "strategy": str(row["strategy"]),
             "group_size": None if pd.isna(row["group_size"]) else int(row["group_size"]), "me": float(row["me"])}
-
-
-def frontier_sizes(graph, source: int) -> pd.DataFrame:
-    """Vertices and edges of every level of a BFS from `source` (the frontier table's rows)."""
-    frontiers = BFS.rounds(graph, int(source), "sorted")
-    return pd.DataFrame({"source": int(source), "level": np.arange(frontiers.depth, dtype=np.int64),
-                         "vertices": frontiers.vertex_frontier_sizes(), "edges": frontiers.edge_frontier_sizes(graph)})
 
 
 def round_table(launches: pd.DataFrame) -> pd.DataFrame:
@@ -166,7 +154,8 @@ def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEE
                               warm_l2=l2_model == "setassoc") for k in kernels]
     frontiers = analysis.frontier_sizes
     if source not in chosen:  # a measured source: its frontiers are drawn beside its prediction
-        frontiers = pd.concat([frontiers, frontier_sizes(loaded, source)], ignore_index=True)
+        frontiers = pd.concat([frontiers, frontier_sizes(loaded, BFS.rounds(loaded, source, "sorted"), source)],
+                              ignore_index=True)
     launches = pd.concat([r.per_level for r in results], ignore_index=True)
     launches.insert(0, "source", source)
     per_server = pd.concat([r.per_server.assign(kernel=r.kernel) for r in results], ignore_index=True)

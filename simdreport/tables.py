@@ -17,7 +17,6 @@ def summary_table(graphs: list[GraphData]) -> pd.DataFrame:
     highest ME, the best group size, topo's predicted time and the pick's bottleneck."""
     rows = []
     for data in graphs:
-        name, share = data.bottleneck()
         measured, ranking = data.measured, data.ranking
         pick, runner_up = ranking.pick, ranking.runner_up
         rows.append({
@@ -30,7 +29,7 @@ def summary_table(graphs: list[GraphData]) -> pd.DataFrame:
             "best_mapping": data.best["mapping"], "best_me": data.best["me"],
             "best_group_mapping": data.best_group["mapping"], "best_group_me": data.best_group["me"],
             "topo_predicted_bfs_ms": data.opm_summary["topo"]["predicted_ns"] * MS_PER_NS,
-            "bottleneck": name, "bottleneck_time_share": share,
+            "bottleneck": pick["bottleneck"], "bottleneck_time_share": pick["bottleneck_share"],
             "measured_on": measured.run.device_name if measured is not None else "",
         })
     return pd.DataFrame(rows)

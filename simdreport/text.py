@@ -17,9 +17,8 @@ def settings_lines(settings: dict) -> list[str]:
     lines = [
         f"{settings['date']}, simdmodel {settings['version']}: {settings['command']}",
         f"Graphs: {suite}.",
-        (f"GPU profile {settings['gpu']} ({settings['gpu_description']}); {curves}; L2 model: "
-        f"{'sectored set-associative' if settings['l2_model'] == 'setassoc' else 'fully associative LRU'}."),
-        *([f"Settings: {settings['defaults']}."] if settings.get("defaults") else []),
+        f"GPU profile {settings['gpu']} ({settings['gpu_description']}); {curves}.",
+        f"Settings: {settings['defaults']}.",
         (f"Lane accounting: BFS from {settings['sources']} seeded random sources per graph (seed {settings['seed']}), "
         "frontiers in ascending vertex order (a bitmask-then-compact kernel), CTA size 256 for scan."),
         ("Operator-machine prediction: one BFS per graph (its first source, or the first measured source where GPU "

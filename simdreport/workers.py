@@ -40,11 +40,8 @@ def run_calls(calls, jobs: int):
 
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
-        futures = [pool.submit(one, call) for call in calls]
-        return [future.result() for future in futures]
-    except BaseException:
-        for future in futures if "futures" in locals() else ():
-            future.cancel()
+        return [future.result() for future in [pool.submit(one, call) for call in calls]]
+    except BaseException:  # Ctrl-C or a failed call: the other workers stop now
         for process in running:
             if process.poll() is None:
                 process.kill()
