@@ -120,6 +120,8 @@ def validate_graph(graph, kernels: Sequence[str | Kernel], sources: int | Sequen
     else:
         sources = _sources(graph, sources, seed)
         device.update(graph=graph.name, graph_n=graph.n, graph_m=graph.m, sources=sources)
+        if graph.origin is not None:  # which file, and how it was read: a re-compare checks the hash
+            device["graph_file"] = graph.origin.as_dict()
         if command:
             device["measure_command"] = command
         measured = gv.measure(graph, graph.name, kernels, sources, gpu, repeats, warmup, progress)
@@ -193,6 +195,11 @@ def _measured_subset(tables: dict, kernels, device: dict, graph, folder):
     if device.get("graph_n") not in (None, graph.n) or device.get("graph_m") not in (None, graph.m):
         raise InputError(f"{folder}: was measured on a graph of n={device.get('graph_n')}, "
                          f"m={device.get('graph_m')}, not this one (n={graph.n}, m={graph.m})")
+    recorded = (device.get("graph_file") or {}).get("sha256")
+    actual = graph.origin.sha256 if graph.origin is not None else None
+    if recorded is not None and actual != recorded:
+        raise InputError(f"{folder}: was measured on a file with sha256 {recorded}, not this "
+                         f"{'file (' + actual + ')' if actual else 'graph (not read from a file)'}")
     labels = [k.label for k in kernels]
     tables = {name: (t[t["kernel"].isin(labels)] if "kernel" in t else t) for name, t in tables.items()}
     return tables, kernels, sources

@@ -168,18 +168,31 @@ def predict(graph, graph_label: str, kernels, sources, profile, l2_model: str = 
 def throughput(measured: pd.DataFrame, lanes: pd.DataFrame, n: int, m: int, bandwidth_gbs: float) -> pd.DataFrame:
     """Traversal rate (GTEPS) per (graph, kernel, source) beside the device's memory-bandwidth bound.
 
-    Edges traversed = the useful lanes of all expansions (each frontier edge inspected once).
+    Edges traversed = the useful lanes of all expansions (each frontier edge inspected once), the
+    out-edges of the reached vertices (`reached`), so a source that reaches a sliver of a directed
+    graph is not credited with the whole graph's edges.
     The bound is the rate if the BFS moved only its compulsory bytes at `bandwidth_gbs`: every
     row offset and edge read once and every level entry written and read once (4-byte elements).
     """
-    edges = lanes.groupby(["graph", "kernel", "source"])["useful_lanes"].sum()
     times = measured.groupby(["graph", "kernel", "source"])["time_ns"].sum()
-    table = pd.DataFrame({"edges": edges, "measured_ns": times}).reset_index()
+    table = reached(measured, lanes).merge(times.reset_index().rename(columns={"time_ns": "measured_ns"}),
+                                           on=["graph", "kernel", "source"])
     table["gteps"] = table["edges"] / table["measured_ns"]
     compulsory_bytes = 4 * (n + 1) + 4 * m + 2 * 4 * n
     table["bound_gteps"] = table["edges"] / (compulsory_bytes / bandwidth_gbs)
     table["fraction_of_bound"] = table["gteps"] / table["bound_gteps"]
     return table
+
+
+def reached(measured: pd.DataFrame, lanes: pd.DataFrame) -> pd.DataFrame:
+    """Vertices and edges each BFS reached, per (graph, kernel, source): reached_vertices, the sum
+    of the expansion launches' frontiers, and edges, their useful lanes (the reached vertices'
+    out-edges)."""
+    keys = ["graph", "kernel", "source"]
+    expansions = measured[measured["phase"].isin(compare.EXPANSION_PHASES)]
+    vertices = expansions.groupby(keys)["frontier_vertices"].sum().rename("reached_vertices")
+    edges = lanes.groupby(keys)["useful_lanes"].sum().rename("edges")
+    return pd.concat([vertices, edges], axis=1).reset_index()
 
 
 def fixed_costs(profile) -> dict:
@@ -200,6 +213,8 @@ def compare_tables(tables: dict, profile, meta: dict) -> tuple[dict, dict]:
     counters = compare.counter_errors(simulated, ncu, profile.physical_warps) if ncu is not None else None
     rounds = compare.round_times(measured, predicted, fixed_costs(profile))
     bfs_times = compare.whole_bfs(rounds)
+    reach = reached(measured, tables["lanes_model"]).rename(columns={"edges": "reached_edges"})
+    bfs_times = bfs_times.merge(reach, on=["graph", "kernel", "source"], how="left")
     time_table = compare.time_errors(rounds)
     best = compare.best_mapping(bfs_times)
     phases = compare.phase_errors(measured, predicted)

@@ -144,17 +144,25 @@ def bfs(graph: CSRGraph, source: int, order: str = "sorted") -> Frontiers:
 
 
 def pick_sources(graph: CSRGraph, count: int, seed: int) -> np.ndarray:
-    """`count` distinct pseudo-random vertices with out-degree > 0 (seed 000 §5.1 uses 10).
+    """`count` distinct pseudo-random vertices of the largest (strongly) connected component
+    (seed 000 §5.1 uses 10; `components.largest_component` says why that component).
 
-    They are the first `count` of one seeded permutation of those vertices, so a smaller count
-    gives a prefix of a larger one (the default source of every command is the first). Fewer are
-    returned if the graph has fewer such vertices.
+    They are the first `count` of one seeded permutation of the vertices with out-degree > 0 that
+    lie in that component, so a smaller count gives a prefix of a larger one (the default source
+    of every command is the first). Fewer are returned if the component is smaller than `count`.
+    A graph without a cycle has only one-vertex strong components; its sources are then drawn
+    from every vertex with out-degree > 0.
     """
+    from .components import largest_component
+
     if count < 1:
         raise InputError(f"--sources must be at least 1, got {count}")
     candidates = np.flatnonzero(graph.degrees() > 0)
     if candidates.size == 0:
         raise InputError("graph has no edges: no source with out-degree > 0")
     rng = np.random.default_rng(seed)
-    order = rng.permutation(candidates.size)[:count]
-    return candidates[order].astype(np.int64)
+    permuted = candidates[rng.permutation(candidates.size)]
+    component = largest_component(graph)
+    if component.size > 1:
+        permuted = permuted[component.mask[permuted]]
+    return permuted[:count].astype(np.int64)

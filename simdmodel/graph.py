@@ -14,11 +14,15 @@ self loop or a later duplicate drops its weight with it (the first copy keeps it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
 
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from .identity import FileIdentity
 
 INDEX_LIMIT = np.iinfo(np.int32).max
 
@@ -33,6 +37,7 @@ class LoadReport:
     symmetrized: bool = False
     self_loops_dropped: bool = False
     duplicates_dropped: bool = False
+    notes: tuple[str, ...] = ()  # the reader's choices (EdgeList.notes), for `graph info`
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,9 @@ class EdgeList:
     """Raw edges from a reader or generator: `src[i] -> dst[i]`, ids 0..n-1.
 
     `undirected` says each pair stands for both directions (Matrix Market `symmetric`, generators
-    of undirected graphs); the builder then stores both, each with the pair's weight.
+    of undirected graphs); the builder then stores both, each with the pair's weight. `notes` are
+    the choices a reader made that the user should see (a detected CSV header row, the columns
+    read, SNAP count lines); the builder passes them on in its LoadReport.
     """
 
     src: np.ndarray
@@ -49,6 +56,7 @@ class EdgeList:
     undirected: bool = False
     name: str = ""
     weights: np.ndarray | None = None  # weights[i] belongs to src[i] -> dst[i]; None: unweighted
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,6 +69,7 @@ class CSRGraph:
     name: str = ""
     report: LoadReport | None = field(default=None, compare=False)
     weights: np.ndarray | None = None
+    origin: FileIdentity | None = field(default=None, compare=False)  # the file it was read from, if any
 
     def __post_init__(self):
         indptr = np.ascontiguousarray(self.indptr, dtype=np.int64)
@@ -316,6 +325,7 @@ def csr_from_edges(
         symmetrized=symmetrize,
         self_loops_dropped=drop_self_loops,
         duplicates_dropped=drop_duplicates,
+        notes=tuple(edges.notes),
     )
     return CSRGraph(indptr, indices, name=edges.name, report=report, weights=weights)
 

@@ -1,4 +1,5 @@
-"""Graph statistics for `simdmodel graph info`: size, degree distribution, search depth.
+"""Graph statistics for `simdmodel graph info`: size, degree distribution, search depth, the
+component sources come from, and (for a file) its sha256 and the loader's choices.
 
 Average search depth is seed 001 Table 1's "Depth": the mean number of BFS levels from
 pseudo-random sources with out-degree > 0.
@@ -8,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from tqdm.auto import tqdm
 
+from .components import largest_component
 from .errors import InputError
 from .frontier import bfs_queue, pick_sources
 from .graph import CSRGraph, count_duplicates, count_self_loops
@@ -49,4 +51,13 @@ def graph_info(graph: CSRGraph, sources: int = 0, seed: int = 1, progress: bool 
         info["input_entries"] = report.entries_read
         info["input_self_loops"] = report.self_loops
         info["input_duplicates"] = report.duplicates
+    component = largest_component(graph)
+    info["largest_component"] = component.size
+    info["largest_component_kind"] = component.kind
+    info["sources_from"] = (component.describe(graph.n) if component.size > 1
+                            else "every vertex with out-degree > 0 (no cycle: no larger strong component)")
+    if graph.origin is not None:
+        info["file"] = graph.origin.file
+        info["sha256"] = graph.origin.sha256
+        info["loader"] = graph.origin.describe()
     return info

@@ -41,6 +41,14 @@ def _graph_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--undirected", action="store_true", help="store every edge in both directions")
     group.add_argument("--drop-self-loops", action="store_true", help="drop edges v -> v")
     group.add_argument("--drop-duplicates", action="store_true", help="keep only the first copy of a repeated edge")
+    header = group.add_mutually_exclusive_group()
+    header.add_argument("--header", action="store_true", default=None,
+                        help="CSV/TSV: the first line is a header row (default: detected)")
+    header.add_argument("--no-header", action="store_false", dest="header", help="CSV/TSV: no header row")
+    group.add_argument("--columns", metavar="SRC,DST[,WEIGHT]",
+                       help="CSV/TSV: the source, target and weight columns, by header name or 0-based index")
+    group.add_argument("--count-lines", action="store_true",
+                       help="SNAP edge lists: accept leading bare count lines (vertices, then edges)")
 
 
 def _spec_and_sources(parser: argparse.ArgumentParser, count: int, count_help: str) -> None:
@@ -155,6 +163,13 @@ def _report_parser(commands) -> None:
     report = commands.add_parser("report", help="figures and tables for a suite of graphs: index.html, report.md, CSVs")
     report.add_argument("specs", nargs="*", metavar="SPEC",
                         help="graph files or generator specs (default: the built-in suite of generated graphs)")
+    report.add_argument("--graphs-dir", metavar="DIR",
+                        help="a folder of graph files instead of SPECs: the files its graphs.toml manifest lists, "
+                        "else every graph file in it (see --suite)")
+    report.add_argument("--suite", choices=["real"],
+                        help="with --graphs-dir: the project's manifest of this suite (real: the eighteen public "
+                        "real graphs, their loader options, sizes and sha256) for the files in DIR")
+    report.add_argument("--manifest", metavar="FILE", help="with --graphs-dir: this manifest instead of DIR/graphs.toml")
     report.add_argument("--gpu", metavar="NAME",
                         help="GPU profile name or .toml path for the predictions (default: this machine's GPU's "
                         "measured profile, else h200, whose curves were measured and against which the committed "

@@ -149,7 +149,16 @@ def _load(args):
     from simdmodel.load import load_graph
 
     return load_graph(args.spec, undirected=args.undirected, drop_self_loops=args.drop_self_loops,
-                      drop_duplicates=args.drop_duplicates)
+                      drop_duplicates=args.drop_duplicates, read_options=read_options(args))
+
+
+def read_options(args):
+    """The reader options of the CLI's graph-loading flags (None when none is given)."""
+    from simdmodel.readers.options import ReadOptions
+
+    if args.header is None and args.columns is None and not args.count_lines:
+        return None
+    return ReadOptions(header=args.header, columns=args.columns, count_lines=args.count_lines)
 
 
 def _run_analyze(args) -> int:
@@ -306,12 +315,24 @@ def _run_validate(args) -> int:
 def _run_report(args) -> int:
     import time
 
+    from simdmodel.errors import InputError
+
+    from .manifest import check_files, directory_graphs
     from .report import build_report
 
     started = time.perf_counter()
     command = " ".join(["simdmodel", *map(shlex.quote, args.argv)])
+    graphs = None
+    if args.graphs_dir is None and (args.suite is not None or args.manifest is not None):
+        raise InputError(f"{'--suite' if args.suite else '--manifest'} needs --graphs-dir, the folder of the files")
+    if args.graphs_dir is not None:
+        if args.specs:
+            raise InputError("give SPECs or --graphs-dir, not both")
+        graphs = tuple(g.suite_graph() for g in directory_graphs(args.graphs_dir, args.suite, args.manifest))
+        check_files(graphs)
     report = build_report(args.specs, gpu=args.gpu, sources=args.sources, out=args.out, measured=args.measured,
-                          progress=_progress(args), command=command, line=_progress_line(args), jobs=args.jobs)
+                          progress=_progress(args), command=command, line=_progress_line(args), jobs=args.jobs,
+                          graphs=graphs)
     figures = sum(len(items) for items in report.figures.values())
     graphs = len(report.graphs)
     if not args.quiet:

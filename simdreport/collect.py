@@ -115,7 +115,7 @@ def server_round_table(per_server: pd.DataFrame) -> pd.DataFrame:
 
 def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEED, l2_model: str = "setassoc",
                   runs=(), line=None) -> GraphData:
-    """Load `graph.spec` and gather its report numbers on `profile` (see the module docstring).
+    """Load `graph` (`SuiteGraph.load`) and gather its report numbers on `profile` (see the module docstring).
 
     `runs` are candidate GPU measurements (`measured.MeasuredRun`); when one belongs to this graph,
     the prediction uses its first measured source, so the figures and the comparison show one BFS.
@@ -123,7 +123,7 @@ def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEE
     """
     say = line or (lambda message: None)
     say("loading and lane accounting")
-    loaded = sm.load_graph(graph.spec)
+    loaded = graph.load()
     info = sm.graph_info(loaded, sources=sources, seed=seed)
     chosen = tuple(int(s) for s in sm.pick_sources(loaded, sources, seed))
     analysis = sm.analyze(loaded, chosen)

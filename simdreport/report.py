@@ -208,16 +208,17 @@ def _collect_one(graph, profile, sources, runs, line, prefix):
 
 def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOURCES, out="report",
                  measured=(), progress: bool = False, command: str | None = None, line=None,
-                 jobs: int = 1) -> Report:
+                 jobs: int = 1, graphs: tuple[SuiteGraph, ...] | None = None) -> Report:
     """Build the report of `specs` (default: the built-in suite) into folder `out`, all or nothing.
 
-    `gpu` names the profile (default: `defaults.default_gpu()`). Bad input (a spec, the profile,
+    `graphs` (SuiteGraph entries, e.g. a folder's manifest: `manifest.directory_graphs`) replaces
+    `specs`. `gpu` names the profile (default: `defaults.default_gpu()`). Bad input (a spec, the profile,
     `sources` < 1, a measurement folder, an unusable `out`) raises InputError before any graph is
     loaded. `line(message)`, when given, is told each graph's phases (progress lines when piped;
     a module-level function, so worker processes can call it too). `jobs` > 1 gathers that many
     graphs at once in worker processes (`collect_suite`). Returns the report as written.
     """
-    suite: tuple[SuiteGraph, ...] = suite_for(specs)
+    suite: tuple[SuiteGraph, ...] = graphs if graphs is not None else suite_for(specs)
     check_specs([g.spec for g in suite])
     if sources < 1:
         raise InputError(f"--sources must be at least 1, got {sources}")
@@ -240,7 +241,7 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
             "gpu_description": profile.description, "curves_measured": bool(profile.measured),
             "provenance": dict(profile.provenance), "l2_model": L2_MODEL, "sources": sources, "seed": SEED,
             "defaults": settings_line(profile, choice, L2_MODEL, True, TIME_MODEL),
-            "saturation_mlp": saturation_mlp(profile), "default_suite": not specs,
+            "saturation_mlp": saturation_mlp(profile), "default_suite": not specs and graphs is None,
         }
         report = Report(settings, graphs, report_tables(graphs, settings["saturation_mlp"]))
         if line is not None:

@@ -15,17 +15,39 @@ six graphs of 1-2 M vertices, every modelled kernel, `VALIDATION_SOURCES` seeded
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
 class SuiteGraph:
     """One graph of a report: its spec, a short label for axes, and the Table 1 class it stands for
-    (empty for a graph given on the command line)."""
+    (empty for a graph given on the command line; a real graph's kind). A file from a suite's
+    manifest also carries its `load_graph` options and the sha256 its file must have."""
 
     spec: str
     label: str
     stands_for: str
+    loader: dict = field(default_factory=dict, compare=False)
+    sha256: str | None = None
+
+    def load(self):
+        """The graph, loaded with this entry's options; a file whose sha256 differs is refused."""
+        from simdmodel.load import load_graph
+
+        graph = load_graph(self.spec, **self.loader)
+        if self.sha256 is not None:
+            check_sha256(graph, self.sha256, self.spec)
+        return graph
+
+
+def check_sha256(graph, expected: str, where) -> None:
+    """InputError unless `graph` was read from a file whose sha256 is `expected`."""
+    from simdmodel.errors import InputError
+
+    actual = graph.origin.sha256 if graph.origin is not None else None
+    if actual != expected:
+        raise InputError(f"{where}: the file's sha256 is {actual or 'unknown (not read from a file)'}, "
+                         f"not {expected} as recorded; it is not the graph that was described or measured")
 
 
 DEFAULT_SUITE: tuple[SuiteGraph, ...] = (

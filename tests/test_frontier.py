@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
-from scipy.sparse.csgraph import shortest_path
+from scipy.sparse.csgraph import connected_components, shortest_path
 
 import naive
+from simdmodel.components import largest_component
 from simdmodel.errors import InputError
 from simdmodel.frontier import bfs, pick_sources
 from simdmodel.graph import EdgeList, csr_from_edges
@@ -17,7 +18,8 @@ def random_graph(n, m, seed, undirected=False):
 
 
 def scipy_levels(graph, source):
-    matrix = sp.csr_matrix((np.ones(graph.m), graph.indices, graph.indptr), shape=(graph.n, graph.n))
+    matrix = sp.coo_matrix((np.ones(graph.m), (np.repeat(np.arange(graph.n), graph.degrees()), graph.indices)),
+                           shape=(graph.n, graph.n)).tocsr()
     dist = shortest_path(matrix, unweighted=True, indices=source, directed=True)
     return np.where(np.isinf(dist), -1, dist).astype(np.int64)
 
@@ -63,7 +65,7 @@ def test_bad_sources_are_rejected():
 
 
 def test_pick_sources_is_seeded_and_skips_isolated_vertices():
-    graph = random_graph(500, 300, 3)
+    graph = random_graph(500, 1500, 3, undirected=True)
     a = pick_sources(graph, 10, seed=7)
     assert np.array_equal(a, pick_sources(graph, 10, seed=7))
     assert not np.array_equal(a, pick_sources(graph, 10, seed=8))
@@ -71,3 +73,41 @@ def test_pick_sources_is_seeded_and_skips_isolated_vertices():
     empty = csr_from_edges(EdgeList(np.array([], int), np.array([], int), 4))
     with pytest.raises(InputError, match="no edges"):
         pick_sources(empty, 1, 0)
+
+
+def scipy_components(graph, connection):
+    matrix = sp.coo_matrix((np.ones(graph.m), (np.repeat(np.arange(graph.n), graph.degrees()), graph.indices)),
+                           shape=(graph.n, graph.n)).tocsr()
+    return connected_components(matrix, directed=True, connection=connection)[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 60), m=st.integers(1, 150), seed=st.integers(0, 2**16), undirected=st.booleans())
+def test_sources_lie_in_the_largest_component_and_reach_all_of_it(n, m, seed, undirected):
+    graph = random_graph(n, m, seed, undirected)
+    labels = scipy_components(graph, "strong")
+    sizes = np.bincount(labels)
+    component = largest_component(graph)
+    assert component.size == sizes.max() and component.mask.sum() == component.size
+    assert len(set(labels[component.mask])) == 1
+    sources = pick_sources(graph, 5, seed)
+    if component.size > 1:
+        assert component.mask[sources].all()
+        assert len(sources) == min(5, int((component.mask & (graph.degrees() > 0)).sum()))
+        for s in sources:  # every source reaches the whole component
+            assert component.mask[bfs(graph, int(s)).vertices].sum() == component.size
+    assert np.array_equal(sources[:2], pick_sources(graph, 2, seed))
+
+
+def test_a_directed_graph_draws_sources_from_its_largest_strong_component():
+    # 0 -> 1 -> 2 -> 0 is the cycle; 3 -> 0 and 2 -> 4 hang off it: 3 reaches everything, 4 nothing
+    graph = csr_from_edges(EdgeList(np.array([0, 1, 2, 3, 2]), np.array([1, 2, 0, 0, 4]), 5))
+    component = largest_component(graph)
+    assert component.kind == "strongly connected" and component.mask.tolist() == [1, 1, 1, 0, 0]
+    assert component.describe(5) == "largest strongly connected component: 3 of 5 vertices (60.0%)"
+    assert sorted(pick_sources(graph, 10, 1).tolist()) == [0, 1, 2]
+    dag = csr_from_edges(EdgeList(np.array([0, 1, 3]), np.array([1, 2, 2]), 4))
+    assert sorted(pick_sources(dag, 10, 1).tolist()) == [0, 1, 3]  # no cycle: every vertex with edges
+    undirected = csr_from_edges(EdgeList(np.array([0, 1, 3]), np.array([1, 2, 4]), 6, undirected=True))
+    component = largest_component(undirected)
+    assert component.kind == "connected" and component.mask.tolist() == [1, 1, 1, 0, 0, 0]

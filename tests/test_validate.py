@@ -135,11 +135,14 @@ def test_write_tables_is_all_or_nothing(tmp_path):
 
 
 def test_throughput_and_bound_by_hand():
-    measured = pd.DataFrame({"graph": "g", "kernel": "ws", "source": 0, "time_ns": [600.0, 400.0]})
+    measured = pd.DataFrame({"graph": "g", "kernel": "ws", "source": 0, "time_ns": [600.0, 400.0, 50.0],
+                             "phase": ["expand", "compact", "expand"], "frontier_vertices": [1, 7, 30]})
     lanes = pd.DataFrame({"graph": "g", "kernel": "ws", "source": 0, "useful_lanes": [1500, 500]})
     table = throughput(measured, lanes, n=99, m=1000, bandwidth_gbs=1000.0)
-    # 2000 edges in 1000 ns = 2 GTEPS; compulsory bytes 4*100 + 4*1000 + 8*99 = 5192 -> 5.192 ns at 1000 GB/s.
-    assert table["gteps"].iloc[0] == pytest.approx(2.0)
+    # 2000 edges in 1050 ns; compulsory bytes 4*100 + 4*1000 + 8*99 = 5192 -> 5.192 ns at 1000 GB/s.
+    assert table["gteps"].iloc[0] == pytest.approx(2000 / 1050)
+    # reached: the expansions' frontiers (1 + 30; a compaction's frontier is not a level) and their edges
+    assert table[["reached_vertices", "edges"]].iloc[0].tolist() == [31, 2000]
     assert table["bound_gteps"].iloc[0] == pytest.approx(2000 / 5.192)
 
 
@@ -334,7 +337,7 @@ def test_a_measuring_run_records_its_command_for_the_comparison(saved, tmp_path)
     assert {"mape_variable", "bfs_time_error_variable", "variable_rounds_excluded"} <= set(pooled.columns)
     # called as a library with no command, the comparison records the equivalent command line
     again = vs.compare_all(suite, [SPEC], "setassoc", quiet=True, reuse=True)
-    assert again["compare_command"] == (f"python -m simdreport.validation_suite compare {suite} --graphs {SPEC} "
+    assert again["compare_command"] == (f"python -m simdreport.validation_suite compare {suite} --graphs {graph_slug(SPEC)} "
                                         "--l2 setassoc --reuse")
     two = vs.stage_command(["compare", "d", "--graphs", "a;b"])
     assert two == "python -m simdreport.validation_suite compare d --graphs 'a;b'"

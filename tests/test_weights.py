@@ -3,7 +3,6 @@ round trips through files and `.npz`, one error line for a bad weight, and the s
 from __future__ import annotations
 
 import gzip
-import os
 import warnings
 from pathlib import Path
 
@@ -15,11 +14,12 @@ from hypothesis import strategies as st
 from simdmodel.errors import GraphFormatError
 from simdmodel.graph import CSRGraph, EdgeList, csr_from_edges
 from simdmodel.load import load_graph
-from simdmodel.readers import _scan, read, reader_for, write_npz
+from simdmodel.readers import ReadOptions, _scan, read, reader_for, write_npz
 from simdmodel.render import render_info
 from simdmodel.stats import graph_info
 
 import naive
+from shared_graphs import SHARED, needs_shared
 from test_graph import weighted
 from test_readers import write
 
@@ -327,18 +327,7 @@ def test_loaded_weights_match_the_naive_builder(tmp_path, edges, undirected, dro
 
 # --- the shared real graphs: weights exactly when the file has them ---------------------------------
 
-def _shared_graphs() -> Path | None:
-    folder = os.environ.get("SIMDMODEL_GRAPHS")
-    if folder:
-        return Path(folder)
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "graphs"
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
-SHARED = _shared_graphs()
+COUNT_LINES = {"snap_wiki-Vote.txt.gz", "snap_email-Enron.txt.gz"}  # their MANIFEST.md says so
 SHARED_FILES = sorted(p.name for p in SHARED.iterdir() if p.name != "MANIFEST.md") if SHARED else []
 
 
@@ -358,7 +347,7 @@ def _file_has_weights(path: Path) -> bool:
     return len(first) == 3
 
 
-@pytest.mark.skipif(SHARED is None, reason="no shared/graphs folder beside the project (or SIMDMODEL_GRAPHS)")
+@needs_shared
 @pytest.mark.parametrize("name", SHARED_FILES)
 def test_shared_graphs_have_weights_exactly_when_the_file_does(name):
     path = SHARED / name
@@ -369,7 +358,7 @@ def test_shared_graphs_have_weights_exactly_when_the_file_does(name):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # no shared file is a mixed SNAP file
-            graph = load_graph(path)
+            graph = load_graph(path, read_options=ReadOptions(count_lines=name in COUNT_LINES))
     except GraphFormatError as error:
         pytest.skip(f"{name}: not loadable ({error.reason})")
     assert graph.weighted == _file_has_weights(path)

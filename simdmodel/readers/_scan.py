@@ -399,9 +399,9 @@ SNAP_OK, SNAP_FIELDS, SNAP_NEGATIVE, SNAP_TOO_BIG, SNAP_WEIGHT, SNAP_NONFINITE =
 
 
 @numba.njit(cache=True)
-def _first_has_weight(buf):
-    """Whether the first edge line (not blank, not a `#` or `%` comment) has three or more fields."""
-    pos = 0
+def _first_has_weight(buf, pos):
+    """Whether the first edge line from `pos` (not blank, not a `#` or `%` comment) has three or
+    more fields."""
     size = buf.size
     while pos < size:
         eol = line_end(buf, pos)
@@ -420,8 +420,9 @@ def _first_has_weight(buf):
 
 
 @numba.njit(cache=True)
-def scan_snap(buf, cap, max_id):
-    """Returns (src, dst, weights, nslow, weighted_line, unweighted_line, count, largest id, code,
+def scan_snap(buf, pos, line, cap, max_id):
+    """Edge lines from byte `pos` (line number `line`: after any count lines the caller read).
+    Returns (src, dst, weights, nslow, weighted_line, unweighted_line, count, largest id, code,
     line, line_start, token).
 
     The weight array (size `cap`) is allocated when the first edge line has a third column; the
@@ -431,15 +432,15 @@ def scan_snap(buf, cap, max_id):
     """
     src = np.empty(cap, dtype=np.int32)
     dst = np.empty(cap, dtype=np.int32)
-    weights = np.empty(cap if _first_has_weight(buf) else 0, dtype=np.float64)
+    weights = np.empty(cap if _first_has_weight(buf, pos) else 0, dtype=np.float64)
     nslow = 0
     weighted_line = np.int64(0)
     unweighted_line = np.int64(0)
     size = buf.size
     count = np.int64(0)
     largest = np.int64(-1)
-    pos = np.int64(0)
-    line = np.int64(1)
+    pos = np.int64(pos)
+    line = np.int64(line)
     while pos < size:
         eol = line_end(buf, pos)
         p = skip_space(buf, pos, eol)

@@ -1,4 +1,4 @@
-"""Python-side plumbing shared by the text readers: loading (gzip included), lines, messages.
+"""Python-side plumbing shared by the text readers: loading (decompression included), lines, messages.
 
 Every text reader reads the whole file into memory as bytes. The header (a few lines) is parsed
 in Python with the helpers here; the body goes through that format's numba scanner in `_scan`,
@@ -9,7 +9,9 @@ Real weights the scanner could not convert exactly on its fast path are finished
 """
 from __future__ import annotations
 
+import bz2
 import gzip
+import lzma
 import re
 import zlib
 from pathlib import Path
@@ -21,24 +23,89 @@ from ..graph import INDEX_LIMIT
 from . import _scan
 
 GZIP_MAGIC = b"\x1f\x8b"
+BZIP2_MAGIC = b"BZh"  # then the block size, a digit 1-9
+XZ_MAGIC = b"\xfd7zXZ\x00"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
+"""Suffixes a text format's suffix may be followed by; the data itself is recognised by its magic."""
 _UINT_RE = re.compile(rb"\+?[0-9]+")
 HEADER_LIMIT = 2**62  # header counts beyond this cannot be real and would overflow int64 (2*m)
 
 
 def load_bytes(path) -> bytes:
-    """The file's bytes, gunzipped when they start with the gzip magic (whatever the suffix)."""
+    """The file's bytes, decompressed when they start with the gzip, bzip2, xz or zstd magic
+    (whatever the suffix)."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise GraphFormatError(path, f"cannot read file: {exc.strerror or exc}") from None
-    if data[:2] == GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise GraphFormatError(path, f"corrupt gzip data: {exc}") from None
+    data = _decompress(path, data)
     if not data or data.isspace():
         raise GraphFormatError(path, "empty file")
     return data
+
+
+def _decompress(path, data: bytes) -> bytes:
+    """`data` decompressed if its magic names a compression, else as it is; corrupt or truncated
+    data, or anything after the last stream but another stream, is a GraphFormatError naming the
+    compression (gzip.decompress is that strict; bz2.decompress and lzma.decompress would ignore
+    trailing garbage, and zstandard's readers a truncated frame)."""
+    if data[:2] == GZIP_MAGIC:
+        kind, decompress = "gzip", gzip.decompress
+    elif data[:3] == BZIP2_MAGIC and len(data) > 3 and 0x31 <= data[3] <= 0x39:
+        kind, decompress = "bzip2", lambda d: _streams(d, bz2.BZ2Decompressor)
+    elif data[:6] == XZ_MAGIC:
+        kind, decompress = "xz", lambda d: _streams(d, lambda: lzma.LZMADecompressor(lzma.FORMAT_XZ),
+                                                   padding=b"\0")
+    elif data[:4] == ZSTD_MAGIC:
+        kind, decompress = "zstd", _zstd_decompress
+    else:
+        return data
+    try:
+        return decompress(data)
+    except ImportError:
+        raise GraphFormatError(path, "zstd-compressed data needs the zstandard package "
+                               "(pip install zstandard)") from None
+    except (OSError, EOFError, ValueError, zlib.error, lzma.LZMAError) as exc:
+        raise GraphFormatError(path, f"corrupt {kind} data: {exc}") from None
+
+
+def _streams(data: bytes, decompressor, padding: bytes = b"") -> bytes:
+    """Every stream of `data`, one `decompressor()` each; EOFError for a truncated one. `padding`
+    bytes between and after streams are skipped (xz's stream padding is zero bytes)."""
+    parts = []
+    while data:
+        stream = decompressor()
+        parts.append(stream.decompress(data))
+        if not stream.eof:
+            raise EOFError("the data ends inside a stream (truncated file?)")
+        data = stream.unused_data.lstrip(padding) if padding else stream.unused_data
+    return b"".join(parts)
+
+
+def _zstd_decompress(data: bytes) -> bytes:
+    """All zstd frames of `data` (ZstdError raised as ValueError)."""
+    import zstandard  # a dependency, imported on first use: most graphs are not zstd-compressed
+
+    try:
+        return _streams(data, lambda: zstandard.ZstdDecompressor().decompressobj())
+    except zstandard.ZstdError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def split_compression(name: str) -> tuple[str, str]:
+    """`name` without one compression suffix (case-insensitive), and that suffix ('' if none):
+    `web.mtx.xz` -> (`web.mtx`, `.xz`)."""
+    lower = name.lower()
+    for suffix in COMPRESSION_SUFFIXES:
+        if lower.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)], suffix
+    return name, ""
+
+
+def format_suffix(path) -> str:
+    """The lower-case format suffix of `path` after any compression suffix: `a.CSV.bz2` -> `.csv`."""
+    return Path(split_compression(Path(path).name)[0]).suffix.lower()
 
 
 def as_buffer(data: bytes) -> np.ndarray:
@@ -54,8 +121,10 @@ def next_line(data: bytes, pos: int) -> tuple[bytes, int]:
     return data[pos:end], end + 1
 
 
-def next_content_line(data: bytes, pos: int, line: int, comment: bytes) -> tuple[bytes | None, int, int]:
-    """Skip blank lines and lines starting with `comment` from `pos` (1-based `line`).
+def next_content_line(data: bytes, pos: int, line: int,
+                      comment: bytes | tuple[bytes, ...]) -> tuple[bytes | None, int, int]:
+    """Skip blank lines and lines starting with `comment` (or any of a tuple of them) from `pos`
+    (1-based `line`).
 
     Returns (the first other line, stripped; the position after it; its line number), or
     (None, end of data, the line number past the end) when there is none.
@@ -109,11 +178,9 @@ def check_vertex_count(path, n: int, line: int | None) -> None:
 
 
 def stem_name(path) -> str:
-    """File name without `.gz` and without the format suffix: `web.mtx.gz` -> `web`."""
-    name = Path(path).name
-    if name.lower().endswith(".gz"):
-        name = name[:-3]
-    return Path(name).stem
+    """File name without a compression suffix and the format suffix: `web.mtx.gz` -> `web`,
+    `musae_deezer_HU_edges.csv.zst` -> `musae_deezer_HU_edges`."""
+    return Path(split_compression(Path(path).name)[0]).stem
 
 
 def capacity(data: bytes, pos: int, declared: int, per_line: bool = True) -> int:
