@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from unittest import mock
 import subprocess
 import sys
 
@@ -13,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_opm
+import opmachine.predict as opm_predict
 from opmachine.counters import counted_result, read_counters, scale_slots
 from opmachine.kernels import JobTrace, compact_counts, compact_jobs, parse_kernel, topo_jobs
 from opmachine.layout import layout_for
@@ -157,19 +159,52 @@ def test_prediction_invariants(spec, kernel, l2):
 def test_warm_l2_changes_only_hits_and_never_loses_one(spec, kernel):
     # A warm L2 holds everything a cold one would (LRU keeps the stream's own lines in the same
     # order) plus what earlier launches left: per launch the same jobs and sectors, at least as
-    # many hits; the first launch starts empty either way.
+    # many hits; without an earlier run the first launch starts empty either way.
     n, pairs, undirected = spec
     graph = graph_of(n, pairs, undirected)
     source = int(np.flatnonzero(graph.degrees() > 0)[0])
     small = dataclasses.replace(H200, l2_bytes=16 * 128 * 4, l2_ways=16)  # 4 sets: evictions happen
     cold = predict_bfs(graph, source, parse_kernel(kernel), small, l2_model="setassoc", block=64).per_level
-    warm = predict_bfs(graph, source, parse_kernel(kernel), small, l2_model="setassoc", block=64,
-                       warm_l2=True).per_level
+    with mock.patch.object(opm_predict, "WARM_PRIOR_RUNS", 0):
+        warm = predict_bfs(graph, source, parse_kernel(kernel), small, l2_model="setassoc", block=64,
+                           warm_l2=True).per_level
     assert (cold["mode"] == "simulation").all() and (warm["mode"] == "warm").all()
     same = ["level", "phase", "jobs_total", "w_max", "l2_sectors", "frontier_vertices"]
     assert warm[same].equals(cold[same])
     assert (warm["l2_hits"] >= cold["l2_hits"]).all()
     assert warm.iloc[0].drop("mode").equals(cold.iloc[0].drop("mode"))
+
+
+@pytest.mark.parametrize("kernel", ["topo", "sm-4", "scan"])
+def test_a_warm_prediction_starts_from_the_l2_a_previous_run_left(kernel):
+    # the graph fits in the L2 many times over: after one earlier run of the same BFS (and the
+    # level array's reset) the first launch hits on every sector, where a cold start misses
+    graph = figure2_graph()
+    cold = predict_bfs(graph, 0, parse_kernel(kernel), H200, l2_model="setassoc").per_level
+    warm = predict_bfs(graph, 0, parse_kernel(kernel), H200, l2_model="setassoc", warm_l2=True).per_level
+    assert opm_predict.WARM_PRIOR_RUNS == 1
+    assert (warm["l2_hits"] == warm["l2_sectors"]).all() and cold["l2_hits"].iloc[0] < cold["l2_sectors"].iloc[0]
+    assert warm["jobs_total"].tolist() == cold["jobs_total"].tolist()  # the same launches, only their hits differ
+    assert (warm["predicted_ns"] <= cold["predicted_ns"] + 1e-9).all()
+
+
+def test_a_compaction_is_charged_its_time_less_the_launch_its_constant_was_measured_on():
+    # grid_scan_ns is a one-node compaction measured whole: its scan, barriers and look-back are in
+    # it, so the model takes its own time for that launch off every compaction, and nothing else
+    from opmachine.critical import CriticalPathModel
+    from opmachine.instructions import LaunchCode
+
+    kernel = parse_kernel("ws")
+    base = opm_predict.compaction_baseline_ns(H200, LaunchCode.for_kernel(kernel, H200),
+                                              CriticalPathModel.from_profile(H200))
+    assert 0 < base < H200.grid_scan_ns
+    graph = figure2_graph()
+    charged = predict_bfs(graph, 0, kernel, H200, l2_model="setassoc").per_level
+    with mock.patch.object(opm_predict, "compaction_baseline_ns", lambda *args: 0.0):
+        whole = predict_bfs(graph, 0, kernel, H200, l2_model="setassoc").per_level
+    compact = charged["phase"] == "compact"
+    np.testing.assert_allclose(whole.loc[compact, "predicted_ns"] - charged.loc[compact, "predicted_ns"], base)
+    assert whole.loc[~compact, "predicted_ns"].tolist() == charged.loc[~compact, "predicted_ns"].tolist()
 
 
 def test_warm_l2_needs_the_setassoc_model():

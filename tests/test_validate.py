@@ -378,3 +378,23 @@ def test_the_suite_records_its_own_command_line(saved, tmp_path, monkeypatch, ca
     expected = f"python -m simdreport.validation_suite compare {tmp_path / 'suite'} --graphs {graph_slug(SPEC)} --quiet"
     assert printed["compare_command"] == expected and printed["measure_command"] is None
     assert json.loads((tmp_path / "suite" / "summary.json").read_text())["compare_command"] == expected
+
+
+def test_a_recompare_refuses_a_file_whose_hash_is_not_the_one_measured(saved, tmp_path):
+    from gpu_validate.pipeline import validate_graph
+    from simdmodel.identity import file_sha256
+    from simdmodel.readers import write_npz
+
+    path = tmp_path / "graph.npz"
+    write_npz(sm.load_graph(SPEC), path)
+    folder = copy_of(saved, tmp_path)
+    device = json.loads((folder / "device.json").read_text())
+    (folder / "device.json").write_text(json.dumps({**device, "graph_file": {"file": "graph.npz", "sha256": "0" * 64}}))
+    with pytest.raises(InputError, match=f"measured on a file with sha256 {'0' * 64}, not this file"):
+        validate_graph(lambda: sm.load_graph(path), ["topo"], out=tmp_path / "v", measured_dir=folder)
+    with pytest.raises(InputError, match="not this graph \\(not read from a file\\)"):
+        validate_graph(sm.load_graph(SPEC), ["topo"], out=tmp_path / "v", measured_dir=folder)
+    assert not (tmp_path / "v").exists()
+    (folder / "device.json").write_text(json.dumps({**device, "graph_file": {"sha256": file_sha256(path)}}))
+    run = validate_graph(lambda: sm.load_graph(path), ["topo"], out=tmp_path / "v", measured_dir=folder)
+    assert run.summary["launches"] > 0 and (tmp_path / "v" / "predicted.csv").is_file()
