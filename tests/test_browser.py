@@ -2,11 +2,14 @@
 Playwright without a browser download of its own) loads with no console errors and shows every
 figure at a non-zero size. The full-page screenshot is kept in test-artifacts/report.png (ignored
 by git) for a person to look at."""
+import json
 import os
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from shared_graphs import SHARED, needs_shared
 from synthetic_measured import write_measured_folder
 
 from simdreport.cli import main
@@ -62,6 +65,11 @@ def report_dir(tmp_path_factory):
 
 
 def test_page_loads_cleanly_and_every_figure_renders(browser_context, report_dir):
+    check_page(browser_context, report_dir, "report.png")
+
+
+def check_page(browser_context, report_dir, screenshot: str):
+    """index.html loads with no console problem, every figure of figures/ renders, screenshot kept."""
     page = browser_context.new_page()
     problems = []
     page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
@@ -84,8 +92,8 @@ def test_page_loads_cleanly_and_every_figure_renders(browser_context, report_dir
     assert page.title().startswith("simdmodel report")
     assert page.locator("table").first.is_visible()
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
-    assert (ARTIFACTS / "report.png").stat().st_size > 10_000
+    page.screenshot(path=str(ARTIFACTS / screenshot), full_page=True)
+    assert (ARTIFACTS / screenshot).stat().st_size > 10_000
     assert problems == []
     page.close()
 
@@ -98,3 +106,30 @@ def test_the_page_fits_an_800_pixel_window(browser_context, report_dir):
     box = page.locator("table.summary").bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= 800
     page.close()
+
+
+REAL_SUBSET = ("graphtool_power.el.gz", "snap_email-Eu-core.txt.gz", "snap_wiki-Vote.txt.gz")
+
+
+@needs_shared
+def test_a_real_graph_report_renders_beside_its_committed_measurements(browser_context, tmp_path):
+    # three of the real suite's graphs, loaded as its manifest says, each with its H200 measurement
+    import tomllib
+
+    from simdreport.manifest import SUITES
+
+    entries = [e for e in tomllib.loads(SUITES["real"].read_text())["graph"] if e["file"] in REAL_SUBSET]
+    lines = []
+    for entry in entries:
+        lines.append("[[graph]]")
+        lines += [f"{key} = {json.dumps(value)}" for key, value in entry.items()]
+    manifest = tmp_path / "three.toml"
+    manifest.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "report"
+    assert main(["report", "--graphs-dir", str(SHARED), "--manifest", str(manifest), "--sources", "3",
+                 "--out", str(out), "--quiet"]) == 0
+    check_page(browser_context, out, "report-real.png")
+    measured = pd.read_csv(out / "tables" / "measured_time_errors.csv")
+    assert set(measured["graph"]) == {e["label"] for e in entries}  # the report names graphs by label
+    summary = pd.read_csv(out / "tables" / "summary.csv")
+    assert summary["n"].tolist() == [e["n"] for e in entries]
