@@ -317,12 +317,12 @@ def _run_report(args) -> int:
 
     from simdmodel.errors import InputError
 
-    from .manifest import check_files, directory_graphs
+    from .manifest import MANIFEST_NAME, check_files, directory_graphs
     from .report import build_report
 
     started = time.perf_counter()
     command = " ".join(["simdmodel", *map(shlex.quote, args.argv)])
-    graphs = None
+    graphs = graphs_from = None
     if args.graphs_dir is None and (args.suite is not None or args.manifest is not None):
         raise InputError(f"{'--suite' if args.suite else '--manifest'} needs --graphs-dir, the folder of the files")
     if args.graphs_dir is not None:
@@ -330,9 +330,15 @@ def _run_report(args) -> int:
             raise InputError("give SPECs or --graphs-dir, not both")
         graphs = tuple(g.suite_graph() for g in directory_graphs(args.graphs_dir, args.suite, args.manifest))
         check_files(graphs)
+        folder = Path(args.graphs_dir).name
+        own = MANIFEST_NAME if (Path(args.graphs_dir) / MANIFEST_NAME).is_file() else None
+        manifest = ("the real suite's manifest" if args.suite else f"the manifest {Path(args.manifest or own).name}"
+                    if args.manifest or own else None)
+        graphs_from = (f"the files of {folder}/ as {manifest} describes them" if manifest
+                       else f"every graph file of {folder}/, as stored")
     report = build_report(args.specs, gpu=args.gpu, sources=args.sources, out=args.out, measured=args.measured,
                           progress=_progress(args), command=command, line=_progress_line(args), jobs=args.jobs,
-                          graphs=graphs)
+                          graphs=graphs, graphs_from=graphs_from)
     figures = sum(len(items) for items in report.figures.values())
     graphs = len(report.graphs)
     if not args.quiet:

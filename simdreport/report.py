@@ -208,13 +208,14 @@ def _collect_one(graph, profile, sources, runs, line, prefix):
 
 def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOURCES, out="report",
                  measured=(), progress: bool = False, command: str | None = None, line=None,
-                 jobs: int = 1, graphs: tuple[SuiteGraph, ...] | None = None) -> Report:
+                 jobs: int = 1, graphs: tuple[SuiteGraph, ...] | None = None,
+                 graphs_from: str | None = None) -> Report:
     """Build the report of `specs` (default: the built-in suite) into folder `out`, all or nothing.
 
     `graphs` (SuiteGraph entries, e.g. a folder's manifest: `manifest.directory_graphs`) replaces
-    `specs`. `gpu` names the profile (default: `defaults.default_gpu()`). Bad input (a spec, the profile,
-    `sources` < 1, a measurement folder, an unusable `out`) raises InputError before any graph is
-    loaded. `line(message)`, when given, is told each graph's phases (progress lines when piped;
+    `specs`; `graphs_from` says where they came from, for the report's header. `gpu` names the
+    profile (default: `defaults.default_gpu()`). Bad input (a spec, the profile, `sources` < 1, a
+    measurement folder, an unusable `out`) raises InputError before any graph is loaded. `line(message)`, when given, is told each graph's phases (progress lines when piped;
     a module-level function, so worker processes can call it too). `jobs` > 1 gathers that many
     graphs at once in worker processes (`collect_suite`). Returns the report as written.
     """
@@ -242,6 +243,7 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
             "provenance": dict(profile.provenance), "l2_model": L2_MODEL, "sources": sources, "seed": SEED,
             "defaults": settings_line(profile, choice, L2_MODEL, True, TIME_MODEL),
             "saturation_mlp": saturation_mlp(profile), "default_suite": not specs and graphs is None,
+            "graphs_from": graphs_from,
         }
         report = Report(settings, graphs, report_tables(graphs, settings["saturation_mlp"]))
         if line is not None:

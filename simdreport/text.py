@@ -13,7 +13,7 @@ def settings_lines(settings: dict) -> list[str]:
     else:
         curves = "service curves derived from published latency and bandwidth figures, not measured"
     suite = ("the built-in suite (generated stand-ins for seed 000's Table 1 classes)" if settings["default_suite"]
-             else "the graphs given on the command line")
+             else settings.get("graphs_from") or "the graphs given on the command line")
     lines = [
         f"{settings['date']}, simdmodel {settings['version']}: {settings['command']}",
         f"Graphs: {suite}.",

@@ -133,3 +133,4 @@ def test_a_real_graph_report_renders_beside_its_committed_measurements(browser_c
     assert set(measured["graph"]) == {e["label"] for e in entries}  # the report names graphs by label
     summary = pd.read_csv(out / "tables" / "summary.csv")
     assert summary["n"].tolist() == [e["n"] for e in entries]
+    assert f"Graphs: the files of {SHARED.name}/ as the manifest {manifest.name} describes them." in (out / "report.md").read_text()
