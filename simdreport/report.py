@@ -219,6 +219,7 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
     a module-level function, so worker processes can call it too). `jobs` > 1 gathers that many
     graphs at once in worker processes (`collect_suite`). Returns the report as written.
     """
+    default_suite = not specs and graphs is None
     suite: tuple[SuiteGraph, ...] = graphs if graphs is not None else suite_for(specs)
     check_specs([g.spec for g in suite])
     if sources < 1:
@@ -242,7 +243,7 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
             "gpu_description": profile.description, "curves_measured": bool(profile.measured),
             "provenance": dict(profile.provenance), "l2_model": L2_MODEL, "sources": sources, "seed": SEED,
             "defaults": settings_line(profile, choice, L2_MODEL, True, TIME_MODEL),
-            "saturation_mlp": saturation_mlp(profile), "default_suite": not specs and graphs is None,
+            "saturation_mlp": saturation_mlp(profile), "default_suite": default_suite,
             "graphs_from": graphs_from,
         }
         report = Report(settings, graphs, report_tables(graphs, settings["saturation_mlp"]))

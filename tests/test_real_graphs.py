@@ -159,7 +159,7 @@ def test_the_committed_real_suite_is_on_an_h200_with_every_file_identified():
         assert device["device"] == "NVIDIA H200" and device["graph_file"]["sha256"] == entry.sha256
         assert device["graph"] == folder.name == entry.path.name.split(".")[0]  # the file's name without suffixes
         assert device["graph_n"] == entry.n and len(device["sources"]) == 3
-        assert device["graph_file"]["symmetrized"] == entry.symmetrize
+        assert device["graph_file"]["symmetrized"] >= entry.symmetrize  # a symmetric .mtx is symmetrized too
 
 
 def test_the_committed_real_suite_has_exact_lanes_and_jobs():
