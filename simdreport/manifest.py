@@ -2,7 +2,9 @@
 
 A manifest lists the folder's files with the loader's choices for each (symmetrize, reader
 options) and, optionally, what the file should be (n, m, sha256), so a suite over real graphs
-loads every file the same way on every machine and refuses a file that is not the one described.
+loads every file the same way on every machine and refuses a file that is not the one described
+(the sha256 is checked on every load; n and m say what the loaded graph is, and the tests check
+them against the shared files).
 The project ships one, `manifests/real.toml`, for the eighteen public real graphs the team
 validates on (`--suite real`); the files stay outside the project, in the folder given with
 `--graphs-dir`. A folder without a manifest is read as the CLI would read each file given
