@@ -10,6 +10,7 @@ through scipy's strongly connected components.
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numba
@@ -58,8 +59,21 @@ def _component_labels(indptr, indices):
     return labels
 
 
+_FOUND: "weakref.WeakKeyDictionary[CSRGraph, Component]" = weakref.WeakKeyDictionary()
+"""Each graph's component, kept while the graph lives: `graph info`, the depth sources and the
+command's own sources all ask for it (CSRGraph is immutable and hashed by identity)."""
+
+
 def largest_component(graph: CSRGraph) -> Component:
-    """The largest (strongly) connected component of `graph`; ties go to the lowest vertex id."""
+    """The largest (strongly) connected component of `graph`; ties go to the lowest vertex id.
+    Computed once per graph object."""
+    found = _FOUND.get(graph)
+    if found is None:
+        found = _FOUND[graph] = _largest_component(graph)
+    return found
+
+
+def _largest_component(graph: CSRGraph) -> Component:
     symmetric = graph.report is not None and graph.report.symmetrized
     if symmetric:
         labels = _component_labels(graph.indptr, graph.indices)
@@ -75,4 +89,6 @@ def largest_component(graph: CSRGraph) -> Component:
         labels = connected_components(matrix, directed=True, connection="strong")[1]
     sizes = np.bincount(labels)
     biggest = int(labels[np.flatnonzero(sizes[labels] == sizes.max())[0]])
-    return Component(labels == biggest, int(sizes[biggest]), "connected" if symmetric else "strongly connected")
+    mask = labels == biggest
+    mask.flags.writeable = False  # shared by every caller (largest_component keeps it)
+    return Component(mask, int(sizes[biggest]), "connected" if symmetric else "strongly connected")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from simdmodel.errors import GraphFormatError, InputError
 from simdmodel.generators import is_generator_spec
-from simdmodel.readers import reader_for
+from simdmodel.readers import reader_for, stem_name
 from simdmodel.readers.options import ReadOptions
 
 from .suites import SuiteGraph
@@ -101,15 +101,9 @@ def _entry(manifest, directory: Path, index: int, entry) -> ManifestGraph:
             raise InputError(f"{where}: {key} must be >= 0, got {entry[key]}")
     read = ReadOptions(header=entry.get("header"), columns=entry.get("columns"),
                        count_lines=entry.get("count_lines", False))
-    return ManifestGraph(path, entry.get("label") or _stem(path), entry.get("kind", ""), entry.get("directed"),
+    return ManifestGraph(path, entry.get("label") or stem_name(path), entry.get("kind", ""), entry.get("directed"),
                          entry.get("symmetrize", False), read, entry.get("n"), entry.get("m"),
                          entry.get("m_counts", "arcs"), entry.get("sha256"))
-
-
-def _stem(path: Path) -> str:
-    from simdmodel.readers._text import stem_name
-
-    return stem_name(path)
 
 
 def directory_graphs(directory, suite: str | None = None, manifest=None) -> tuple[ManifestGraph, ...]:
@@ -130,7 +124,7 @@ def directory_graphs(directory, suite: str | None = None, manifest=None) -> tupl
     if manifest is not None:
         graphs = read_manifest(Path(manifest), directory)
     else:
-        graphs = tuple(ManifestGraph(path, _stem(path)) for path in sorted(directory.iterdir())
+        graphs = tuple(ManifestGraph(path, stem_name(path)) for path in sorted(directory.iterdir())
                        if path.is_file() and _known(path))
         if not graphs:
             raise InputError(f"--graphs-dir {directory}: no graph files (and no {MANIFEST_NAME})")

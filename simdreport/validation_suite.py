@@ -37,7 +37,7 @@ def folder_name(graph: SuiteGraph) -> str:
     """A graph's results folder: a file's name without its suffixes (the graph column of its
     tables), a generator spec's slug."""
     from simdmodel.generators import is_generator_spec
-    from simdmodel.readers._text import stem_name
+    from simdmodel.readers import stem_name
 
     return graph_slug(graph.spec) if is_generator_spec(graph.spec) else stem_name(graph.spec)
 

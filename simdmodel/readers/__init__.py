@@ -19,7 +19,7 @@ from pathlib import Path
 from ..errors import GraphFormatError, InputError
 from ..graph import CSRGraph, EdgeList
 from . import csv, dimacs, metis, mtx, npz, snap
-from ._text import COMPRESSION_SUFFIXES, split_compression
+from ._text import COMPRESSION_SUFFIXES, split_compression, stem_name
 from .npz import write_npz
 from .options import ReadOptions
 
@@ -39,7 +39,7 @@ EXTENSIONS = tuple(FORMATS) + tuple(
 """Every file suffix `read` accepts, compressed ones included."""
 
 __all__ = ["COMPRESSION_SUFFIXES", "EXTENSIONS", "FORMATS", "ReadOptions", "read", "reader_for",
-           "write_npz"]
+           "stem_name", "write_npz"]
 
 
 def reader_for(path):
