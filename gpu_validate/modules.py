@@ -15,7 +15,8 @@ from pathlib import Path
 from simdmodel.errors import InputError
 
 FIXED_SOURCES = {"topo": ("topo.cu", "bfs_topo"), "compact": ("compact.cu", "bfs_compact"),
-                 "hold": ("hold.cu", "hold_until"), "empty": ("hold.cu", "empty_launch")}
+                 "hold": ("hold.cu", "hold_until"), "empty": ("hold.cu", "empty_launch"),
+                 "spin": ("hold.cu", "spin_cycles")}
 
 
 def cuda_dir() -> Path:
@@ -58,7 +59,7 @@ def _module(file_name: str, instrumented: bool, expressions: tuple[str, ...]):
 
 
 def function(name: str, instrumented: bool = False):
-    """A compiled fixed kernel: `topo`, `compact`, `hold` or `empty`."""
+    """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty` or `spin`."""
     file_name, entry = FIXED_SOURCES[name]
     return _module(file_name, instrumented, ()).get_function(entry)
 

@@ -8,9 +8,22 @@ Both are timed as the validation suite times BFS launches: back to back behind t
 - grid_scan_ns: the compaction kernel (`cuda/compact.cu`) on a one-node graph, minus the empty
   one-block launch: its full-wave launch, tile ticket and decoupled look-back over one full wave
   of blocks, which the model adds to each compaction launch (the prefix sum has no loads or
-  stores, so the memory machine does not see it).
+  stores, so the memory machine does not see it). Its median over fresh allocations (`measure`
+  says why), with the 10th and 90th percentiles beside it.
 
-    python -m gpu_validate.overheads --gpu h200 [--launches 640]
+With `--after`, each target launch (the empty one-block and full-wave kernels, the one-node
+compaction) is also timed right after a predecessor of its own: the same three, and a spin kernel
+(`cuda/hold.cu`) of one block or of a full wave running for 1 to 200 microseconds. These rows test
+the model's assumption that a launch's fixed cost does not depend on the kernel before it (a GPU
+could prepare a launch while a long kernel runs and hide part of it): on the H200 none is hidden,
+every target is within noise of its back-to-back time (`tests/fixtures/overheads/`).
+
+    python -m gpu_validate.overheads --gpu h200 [--launches 640] [--placements 32] [--after]
+        [--sizes [--write opmachine/profiles/h200.toml]]
+
+With `--sizes`, the compaction is also timed on edgeless graphs of 1 to 4M vertices
+(`measure_compactions`): the profile's [compaction] times by graph size, which `--write` puts in a
+profile file (`opmachine.profile.compaction` says how the model uses them).
 
 Prints one JSON object (device, driver, date, command and the numbers) for the profile's
 [hardware] section. `python -m gpu_validate.profile_gpu` measures the same two numbers (with
@@ -20,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import sys
 
@@ -28,14 +42,30 @@ import numpy as np
 
 def one_node_graph():
     """The smallest graph a compaction launch can run on: one vertex, no edges."""
+    return edgeless_graph(1)
+
+
+def edgeless_graph(n: int):
+    """A graph of `n` vertices and no edges: a compaction on it reads n levels and stores nothing."""
     from simdmodel.graph import EdgeList, csr_from_edges
 
     empty = np.zeros(0, dtype=np.int64)
-    return csr_from_edges(EdgeList(empty, empty, 1, undirected=False, name="one-node"))
+    return csr_from_edges(EdgeList(empty, empty, n, undirected=False, name="one-node" if n == 1 else f"edgeless-{n}"))
 
 
-def measure(profile, launches: int) -> dict:
-    """Median ns per launch of the empty kernel (one block, full wave) and of a one-node compaction."""
+PLACEMENTS = 32
+"""Fresh allocations of the one-node compaction's arrays (`measure`): its time depends on where they lie."""
+
+
+def measure(profile, launches: int, placements: int = PLACEMENTS, seed: int = 1) -> dict:
+    """Median ns per launch of the empty kernel (one block, full wave) and of a one-node compaction.
+
+    A compaction's fixed cost depends on where its look-back status words and tile ticket lie in
+    memory (their L2 slices: one H200 measured 12.7 to 18.5 us for the same launch on different
+    allocations, each stable within 0.5 us). So it is timed on `placements` fresh allocations, each
+    behind a spacer of seeded random size, and the median over placements is the number a graph of
+    unknown placement is predicted with; the 10th and 90th percentiles say how far one graph's
+    compactions may sit from it."""
     from opmachine.kernels import DEFAULT_BLOCK, parse_kernel
 
     from . import modules
@@ -46,18 +76,101 @@ def measure(profile, launches: int) -> dict:
     cp = require_gpu()
     empty = modules.function("empty")
     wave = profile.full_wave_grid(DEFAULT_BLOCK)
-    gpu = GpuBfs(one_node_graph(), parse_kernel("sm-1"), profile)
-    gpu.level.fill(0)
-    cases = {
-        "empty_one_block_ns": lambda: empty((1,), (DEFAULT_BLOCK,), ()),
-        "empty_full_wave_ns": lambda: empty((wave,), (DEFAULT_BLOCK,), ()),
-        "compact_one_node_ns": lambda: gpu.launch_compact(0),
-    }
     out = {}
-    for name, launch in cases.items():
+    for name, grid in (("empty_one_block_ns", 1), ("empty_full_wave_ns", wave)):
+        launch = functools.partial(empty, (grid,), (DEFAULT_BLOCK,), ())
         time_launches(cp, [launch] * 64)  # warm-up, compilation included
         out[name] = float(np.median(time_launches(cp, [launch] * launches)))
-    return {**out, **derive(out), "full_wave_blocks": wave}
+    rng = np.random.default_rng(seed)
+    kept, per_placement = [], []
+    for _ in range(placements):
+        kept.append(cp.empty(int(rng.integers(1, 1 << 20)), dtype=cp.int32))  # spacer: 4 B to 4 MiB
+        gpu = GpuBfs(one_node_graph(), parse_kernel("sm-1"), profile)
+        gpu.level.fill(0)
+        kept.append(gpu)
+        time_launches(cp, [lambda: gpu.launch_compact(0)] * 16)  # warm-up, compilation included
+        per_placement.append(float(np.median(time_launches(cp, [lambda: gpu.launch_compact(0)] * max(
+            launches // placements, 16)))))
+    out["compact_one_node_ns"] = float(np.median(per_placement))
+    out["compact_one_node_p10_ns"], out["compact_one_node_p90_ns"] = (float(np.percentile(per_placement, q))
+                                                                      for q in (10, 90))
+    return {**out, **derive(out), "full_wave_blocks": wave, "placements": placements,
+            "compact_one_node_by_placement_ns": [round(t, 1) for t in per_placement]}
+
+
+COMPACTION_SIZES = (1, 1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 21, 1 << 22)
+"""Vertex counts of the edgeless graphs `measure_compactions` times a compaction on."""
+
+
+def measure_compactions(profile, launches: int, placements: int, sizes=COMPACTION_SIZES, seed: int = 1) -> list[dict]:
+    """A compaction with an empty next frontier on an edgeless graph of each size in `sizes`: the
+    median over `placements` fresh allocations (as in `measure`) of the median of `launches` back-to-
+    back launches each, with the 10th and 90th percentiles over placements."""
+    from opmachine.kernels import parse_kernel
+
+    from .bfs import GpuBfs
+    from .device import require_gpu
+    from .timing import time_launches
+
+    cp = require_gpu()
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n in sizes:
+        graph = edgeless_graph(n)
+        kept, per_placement = [], []
+        for _ in range(placements):
+            kept.append(cp.empty(int(rng.integers(1, 1 << 20)), dtype=cp.int32))
+            gpu = GpuBfs(graph, parse_kernel("sm-1"), profile)
+            gpu.level.fill(-1)  # unvisited: no vertex joins the next frontier
+            kept.append(gpu)
+            time_launches(cp, [lambda: gpu.launch_compact(0)] * 16)
+            per_placement.append(float(np.median(time_launches(cp, [lambda: gpu.launch_compact(0)] * launches))))
+        rows.append({"n": int(n), "compact_ns": round(float(np.median(per_placement)), 1),
+                     "compact_p10_ns": round(float(np.percentile(per_placement, 10)), 1),
+                     "compact_p90_ns": round(float(np.percentile(per_placement, 90)), 1)})
+    return rows
+
+
+SPIN_US = (1, 2, 5, 10, 20, 50, 100, 200)
+"""Lengths of the spin kernels run before a target launch (`measure_after`), in microseconds."""
+
+
+def measure_after(profile, pairs: int) -> list[dict]:
+    """Each target launch timed right after each predecessor, `pairs` times: one row per (predecessor,
+    target) with both medians, the predecessor's grid, and the target's quartiles."""
+    from opmachine.kernels import DEFAULT_BLOCK, parse_kernel
+
+    from . import modules
+    from .bfs import GpuBfs
+    from .device import require_gpu
+    from .timing import time_launches
+
+    cp = require_gpu()
+    empty, spin = modules.function("empty"), modules.function("spin")
+    wave = profile.full_wave_grid(DEFAULT_BLOCK)
+    clock_khz = cp.cuda.Device().attributes["ClockRate"]
+    gpu = GpuBfs(one_node_graph(), parse_kernel("sm-1"), profile)
+    gpu.level.fill(0)
+    targets = {"empty_one_block": (1, lambda: empty((1,), (DEFAULT_BLOCK,), ())),
+               "empty_full_wave": (wave, lambda: empty((wave,), (DEFAULT_BLOCK,), ())),
+               "compact_one_node": (wave, lambda: gpu.launch_compact(0))}
+    predecessors = dict(targets)
+    for us in SPIN_US:
+        cycles = np.int64(us * clock_khz // 1000)
+        for name, grid in (("one_block", 1), ("full_wave", wave)):
+            predecessors[f"spin_{us}us_{name}"] = (grid, functools.partial(spin, (grid,), (DEFAULT_BLOCK,), (cycles,)))
+    rows = []
+    for before, (before_grid, first) in predecessors.items():
+        for target, (_, then) in targets.items():
+            time_launches(cp, [first, then] * 16)  # warm-up
+            times = np.asarray(time_launches(cp, [first, then] * pairs))
+            after = times[1::2]
+            rows.append({"before": before, "before_grid": int(before_grid),
+                         "before_ns": round(float(np.median(times[0::2])), 1), "target": target,
+                         "target_ns": round(float(np.median(after)), 1),
+                         "target_ns_p25": round(float(np.percentile(after, 25)), 1),
+                         "target_ns_p75": round(float(np.percentile(after, 75)), 1)})
+    return rows
 
 
 def derive(times: dict) -> dict:
@@ -70,26 +183,58 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpu_validate.overheads", description=__doc__.splitlines()[0])
     parser.add_argument("--gpu", default="h200", help="hardware profile giving the full-wave grid (default h200)")
     parser.add_argument("--launches", type=int, default=640, help="timed launches per case (default 640)")
+    parser.add_argument("--placements", type=int, default=PLACEMENTS,
+                        help=f"fresh allocations the compaction is timed on (default {PLACEMENTS})")
+    parser.add_argument("--sizes", action="store_true",
+                        help="also time the compaction on edgeless graphs of 1 to 4M vertices (see measure_compactions)")
+    parser.add_argument("--after", action="store_true",
+                        help="also time each target launch after predecessors of chosen lengths (see above)")
+    parser.add_argument("--write", metavar="PROFILE.toml",
+                        help="with --sizes: write the compaction times into this copy of the --gpu profile as its "
+                             "[compaction] section (every other line kept)")
     args = parser.parse_args(argv)
-    from opmachine.profile import load_profile
+    from opmachine.profile import load_profile, write_gpu_compaction
+    from simdmodel.errors import InputError
 
     from .device import GpuUnavailable, device_info
 
-    if args.launches < 1:
-        print(f"error: --launches must be at least 1, got {args.launches}", file=sys.stderr)
+    for flag, value in (("--launches", args.launches), ("--placements", args.placements)):
+        if value < 1:
+            print(f"error: {flag} must be at least 1, got {value}", file=sys.stderr)
+            return 2
+    if args.write and not args.sizes:
+        print("error: --write writes the compaction times, which --sizes measures", file=sys.stderr)
         return 2
     try:
-        numbers = measure(load_profile(args.gpu, kind="gpu"), args.launches)
-    except GpuUnavailable as exc:
+        profile = load_profile(args.gpu, kind="gpu")
+        numbers = measure(profile, args.launches, args.placements)
+        if args.sizes:
+            numbers["compactions"] = measure_compactions(profile, max(args.launches // args.placements, 16),
+                                                         args.placements)
+        if args.after:
+            numbers["after"] = measure_after(profile, max(args.launches // 4, 16))
+        info = device_info()
+        record = {"device": info["device"], "driver": info["driver"],
+                  "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
+                  "command": "python -m gpu_validate.overheads " + " ".join(sys.argv[1:] if argv is None else argv),
+                  **{k: round(v, 1) if isinstance(v, float) else v for k, v in numbers.items()}}
+        if args.write:
+            write_gpu_compaction(args.write, profile, compaction_costs(record))
+    except (GpuUnavailable, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    info = device_info()
-    record = {"device": info["device"], "driver": info["driver"],
-              "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
-              "command": "python -m gpu_validate.overheads " + " ".join(sys.argv[1:] if argv is None else argv),
-              **{k: round(v, 1) if isinstance(v, float) else v for k, v in numbers.items()}}
     print(json.dumps(record, indent=1))
     return 0
+
+
+def compaction_costs(record: dict):
+    """The profile's [compaction] (opmachine.profile.CompactionCosts) from a `--sizes` record."""
+    from opmachine.profile import CompactionCosts
+
+    rows = record["compactions"]
+    return CompactionCosts(tuple(r["n"] for r in rows), tuple(r["compact_ns"] for r in rows),
+                           tuple(r["compact_p10_ns"] for r in rows), tuple(r["compact_p90_ns"] for r in rows),
+                           {key: record[key] for key in ("device", "driver", "date", "command")})
 
 
 if __name__ == "__main__":

@@ -183,6 +183,12 @@ class Plan:
     setup: microbench.Setup
     inst_setup: microbench.instructions.Setup
     command: str
+    compaction_sizes: tuple[int, ...] = overheads.COMPACTION_SIZES
+    placements: int = overheads.PLACEMENTS
+
+
+QUICK_COMPACTIONS = {"compaction_sizes": (1, 1024, 65536), "placements": 4}
+"""--quick: the compaction timed on three sizes and four allocations (a smoke run)."""
 
 
 def _draft(plan_fields: dict, label: str) -> GPUProfile:
@@ -245,7 +251,7 @@ def make_plan(args, argv: list[str]) -> Plan:
     inst_setup = microbench.instructions.make_setup(draft, args.quick, args.repeats, args.target_ms, sub_partitions)
     return Plan(out=out, raw=raw, raw_instructions=raw_instructions, name=name, description=description, info=info,
                 attrs=attrs, hardware=hardware, sources=sources, draft=draft, setup=setup, inst_setup=inst_setup,
-                command=fields["command"])
+                command=fields["command"], **(QUICK_COMPACTIONS if args.quick else {}))
 
 
 def header_comment(plan: Plan, date: str, samples: dict, side: dict, launch: dict, launches: int,
@@ -263,7 +269,9 @@ def header_comment(plan: Plan, date: str, samples: dict, side: dict, launch: dic
          f"events around each), median of {launches} launches each: an empty one-block launch "
          f"{launch['empty_one_block_ns']:.1f} ns (launch_overhead_ns); an empty full-wave launch "
          f"({launch['full_wave_blocks']} blocks) {launch['empty_full_wave_ns']:.1f} ns; a one-node compaction "
-         f"{launch['compact_one_node_ns']:.1f} ns, minus the empty one-block launch = grid_scan_ns."),
+         f"{launch['compact_one_node_ns']:.1f} ns (median over {launch['placements']} fresh allocations, 10th to "
+         f"90th percentile {launch['compact_one_node_p10_ns']:.1f} to {launch['compact_one_node_p90_ns']:.1f} ns), "
+         "minus the empty one-block launch = grid_scan_ns."),
     ]
     return [line for text in paragraphs for para in text.split("\n") for line in (textwrap.wrap(para, 98) or [""])]
 
@@ -273,7 +281,9 @@ def run(plan: Plan, launches: int, seed: int, across: str) -> tuple[GPUProfile, 
     the curve samples, the per-launch numbers and the seconds the measurements took."""
     started = datetime.datetime.now(datetime.UTC)
     date = started.strftime("%Y-%m-%dT%H:%M:%SZ")
-    launch = overheads.measure(plan.draft, launches)
+    launch = overheads.measure(plan.draft, launches, plan.placements, seed)
+    compactions = overheads.measure_compactions(plan.draft, max(launches // plan.placements, 16), plan.placements,
+                                                plan.compaction_sizes, seed)
     raw = microbench.measure(plan.setup, seed)
     inst_raw, inst_values = microbench.instructions.run(plan.inst_setup)
     seconds = (datetime.datetime.now(datetime.UTC) - started).total_seconds()
@@ -286,7 +296,8 @@ def run(plan: Plan, launches: int, seed: int, across: str) -> tuple[GPUProfile, 
     sources["launch_overhead_ns"] = (f"measured: an empty one-block kernel, median of {launches} launches back to "
                                      "back behind the hold kernel (gpu_validate.overheads' method)")
     sources["grid_scan_ns"] = ("measured: a one-node compaction (full-wave launch, tile ticket, decoupled "
-                               "look-back) minus the empty one-block launch, same launches")
+                               f"look-back; median over {launch['placements']} fresh allocations) minus the empty "
+                               "one-block launch, same launches")
     if plan.raw is not None:
         write_text(plan.raw, raw.to_csv(index=False, float_format="%.17g"))
     if plan.raw_instructions is not None:
@@ -302,7 +313,10 @@ def run(plan: Plan, launches: int, seed: int, across: str) -> tuple[GPUProfile, 
         hardware_provenance={key: sources[key] for key in GPU_HARDWARE_KEYS},
         header=header_comment(plan, date, samples, side, launch, launches, across),
         instructions=microbench.instructions.costs(inst_values, inst_provenance),
-        instructions_notes=microbench.instructions.method_notes(plan.inst_setup, inst_values))
+        instructions_notes=microbench.instructions.method_notes(plan.inst_setup, inst_values),
+        compaction=overheads.compaction_costs({"compactions": compactions, "device": plan.attrs["device"],
+                                               "driver": plan.info["driver"], "date": date,
+                                               "command": plan.command}))
     return profile, samples, launch, seconds
 
 

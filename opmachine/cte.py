@@ -345,7 +345,7 @@ def cte_launches(graph, source: int, kernel, profile, costs: CteCosts | None = N
     """The comparator as a prediction of every launch of the BFS from `source` (`predict_bfs`'s
     columns, mode "cte", time_model "cte"): an expansion or `topo` launch costs its `cte_model_ns`
     plus the profile's per-launch constants (`predict.fixed_ns`); a compaction has no coarse tasks
-    and costs its constants alone. `costs` default: `costs_from_code(kernel, profile)`; an empty
+    and costs its measured constant at the graph's size alone. `costs` default: `costs_from_code(kernel, profile)`; an empty
     table when there are none. Count columns are NaN: the analysis counts no memory traffic."""
     kernel = kernel if isinstance(kernel, Kernel) else parse_kernel(kernel)
     costs = costs if costs is not None else costs_from_code(kernel, profile)
@@ -354,10 +354,12 @@ def cte_launches(graph, source: int, kernel, profile, costs: CteCosts | None = N
         return pd.DataFrame(columns=columns)
     rounds = cte_rounds(graph, BFS.rounds(graph, source, "sorted"), kernel, costs, profile)
     phase = "expand" if kernel.data_driven else "topo"
-    launches = [rounds.assign(phase=phase, predicted_ns=rounds["cte_model_ns"] + fixed_ns(profile, phase))]
+    fixed = fixed_ns(profile, phase)
+    launches = [rounds.assign(phase=phase, predicted_ns=rounds["cte_model_ns"] + fixed, fixed_ns=fixed)]
     if kernel.data_driven:
+        fixed = fixed_ns(profile, "compact", graph.n)
         launches.append(rounds[["level", "kernel", "cte_model"]].assign(
-            phase="compact", predicted_ns=fixed_ns(profile, "compact"), block=DEFAULT_BLOCK,
+            phase="compact", predicted_ns=fixed, fixed_ns=fixed, block=DEFAULT_BLOCK,
             grid=profile.full_wave_grid(DEFAULT_BLOCK)))
     table = pd.concat(launches, ignore_index=True)  # each level's expansion, then its compaction
     table = table.iloc[np.lexsort((table["phase"] == "compact", table["level"]))]

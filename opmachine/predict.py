@@ -8,7 +8,8 @@ machine (Fig. 5: L2 hits, row-buffer hits, row-buffer misses) analysed for its b
 predicted time = N_G * max_i V_i * S_i(m_i) (time model `eq4`) or, by default, the critical-path
 time of `opmachine.critical` (time model `critical`: the load falls as warps finish, the last
 warps' jobs wait their own latency, a hot sector has its own bandwidth), plus the profile's
-per-launch overhead (and, for a compaction, its grid-wide prefix sum, `grid_scan_ns`).
+per-launch overhead, or for a compaction the profile's measured time of an empty compaction at the
+graph's size less the model's own time for that launch (`fixed_ns`, `compaction_baseline_ns`).
 """
 from __future__ import annotations
 
@@ -43,12 +44,12 @@ MEMORY_MACHINE_NO_ROWS = OperatorMachine(
 )
 CURVE_OF = {"L2H": "l2_hit", "RBH": "row_hit", "RBM": "row_miss", "DRAM": "dram"}
 TIME_MODELS = ("critical", "eq4")
-WARM_PRIOR_RUNS = 1
-"""Whole runs of the same BFS a warm prediction simulates before the predicted one, for their L2
-contents only: the timed runs each follow another run (the warm-up, or the previous repeat)."""
 """How a launch's time follows from its counts: `critical` (`opmachine.critical`: the load falls as
 warps finish, the last warps' jobs wait their own latency, a hot sector has its own bandwidth) or
 `eq4` (seed 003 Eq. 4 with one load n = N_G / W_max for the whole launch)."""
+WARM_PRIOR_RUNS = 1
+"""Whole runs of the same BFS a warm prediction simulates before the predicted one, for their L2
+contents only: the timed runs each follow another run (the warm-up, or the previous repeat)."""
 
 INSTRUCTION_COLUMNS = ("inst_executed", "shared_ld_inst", "shared_st_inst")
 """Warp instructions of a launch counted from the kernel's SASS (`opmachine.instructions`): all, and
@@ -58,7 +59,7 @@ PER_LEVEL_COLUMNS = (
     "level", "kernel", "phase", "block", "grid", "frontier_vertices", "frontier_edges",
     *(f"jobs_{s.lower()}" for s in SERVERS), "jobs_total", "w_max", *COUNT_COLUMNS,
     "v_l2h", "v_rbh", "v_rbm", "v_dram", "load", "mlp_l2h", "mlp_rbh", "mlp_rbm", "mlp_dram",
-    "bottleneck", "predicted_ns", "mode", *INSTRUCTION_COLUMNS,
+    "bottleneck", "predicted_ns", "fixed_ns", "mode", *INSTRUCTION_COLUMNS,
 )
 
 
@@ -131,30 +132,43 @@ def expansion_launch(kernel: Kernel, profile, front_size: int, block: int = DEFA
     return Launch(block, max(1, min(profile.full_wave_grid(block), needed_blocks)))
 
 
-def fixed_ns(profile, phase: str | None = None) -> float:
-    """A launch's time outside the memory machine: the launch overhead, plus for a compaction the
-    grid-wide prefix sum that gives each tile its queue offset (no loads or stores, so no jobs)."""
-    return float(profile.launch_overhead_ns) + (float(profile.grid_scan_ns) if phase == "compact" else 0.0)
+def fixed_ns(profile, phase: str | None = None, n: int = 1) -> float:
+    """A launch's time outside the memory machine. An expansion or `topo` launch: the launch
+    overhead. A compaction of an `n`-vertex graph: the profile's measured compaction time at n
+    ([compaction], `CompactionCosts.at`), or without that table the launch overhead plus
+    `grid_scan_ns` (the one-node compaction): the tile ticket and the grid-wide look-back that gives
+    each tile its queue offset, which have no frontier loads or stores, so no jobs. The model adds
+    each compaction's own critical-path time less `compaction_baseline_ns`, the part of it this
+    measurement already holds."""
+    if phase != "compact":
+        return float(profile.launch_overhead_ns)
+    if profile.compaction is not None:
+        return profile.compaction.at(int(n))
+    return float(profile.launch_overhead_ns) + float(profile.grid_scan_ns)
 
 
-def compaction_baseline_ns(profile, code, critical) -> float:
-    """The critical-path time the model gives the launch `grid_scan_ns` was measured on: a compaction
-    of a one-node graph (an empty next frontier), back to back, so its few sectors hit in the L2.
+def compaction_baseline_ns(profile, code, critical, n: int = 1) -> float:
+    """The critical-path time the model gives the launch `fixed_ns` measured for a compaction of an
+    `n`-vertex graph: a compaction with an empty next frontier on an edgeless graph of n vertices
+    ([compaction]; of one vertex without it, as `grid_scan_ns` was measured), back to back, so its
+    level reads hit in the L2.
 
-    That measurement already holds this launch's instructions and loads (every block runs the
-    compaction's scan, barriers, ticket and look-back, data or not), so each compaction is charged
-    its own critical-path time less this one; adding both would count the empty kernel's work twice.
+    That measurement already holds this launch's instructions and loads (every block reads its
+    tile's levels and runs the scan, barriers, ticket and look-back, data or not), so each
+    compaction is charged its own critical-path time less this one; adding both would count the
+    empty kernel's work twice.
     """
-    layout = layout_for(1, 0)
+    n = int(n) if profile.compaction is not None else 1
+    layout = layout_for(n, 0)
     launch = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
     empty = np.zeros(0, dtype=np.int32)
-    trace = compact_jobs(1, empty, launch.warps, layout)
+    trace = compact_jobs(n, empty, launch.warps, layout)
     state = SetAssocState(l2_geometry(profile), layout.total_sectors)
     simulate_launch_outcomes(trace, layout, profile, "setassoc", state)  # the launch before it
     _, _, outcomes = simulate_launch_outcomes(trace, layout, profile, "setassoc", state)
     path = None
     if code is not None:
-        instructions = code.compaction(*compact_warp_steps(1, empty, launch.warps), launch.block)
+        instructions = code.compaction(*compact_warp_steps(n, empty, launch.warps), launch.block)
         path = slot_instructions(instructions, trace.warps, profile.physical_warps, critical)
     counter = np.zeros(layout.total_sectors, dtype=np.int32)
     jobs, sectors, _, waited, hot = slot_loads_by_class(trace, outcomes, profile.physical_warps, critical, counter)
@@ -162,9 +176,9 @@ def compaction_baseline_ns(profile, code, critical) -> float:
 
 
 def memory_prediction(jobs: float, l2_hits: float, row_hits: float, row_misses: float, w_max: float,
-                      profile, load: float | None = None, phase: str | None = None) -> dict:
+                      profile, load: float | None = None, phase: str | None = None, vertices: int = 1) -> dict:
     """Visits, load, MLP, bottleneck and predicted time of one launch from its counts (Eq. 4), plus
-    its `fixed_ns`."""
+    its `fixed_ns` (`vertices`: the graph's, for a compaction)."""
     dram = row_hits + row_misses
     visits = {"L2H": l2_hits / jobs, "RBH": row_hits / jobs, "RBM": row_misses / jobs, "DRAM": dram / jobs}
     n = float(load) if load is not None else jobs / w_max
@@ -177,10 +191,10 @@ def memory_prediction(jobs: float, l2_hits: float, row_hits: float, row_misses: 
     out = {"v_l2h": visits["L2H"], "v_rbh": visits["RBH"], "v_rbm": visits["RBM"], "v_dram": visits["DRAM"],
            "load": n, "mlp_l2h": mlp["L2H"], "mlp_rbh": mlp["RBH"], "mlp_rbm": mlp["RBM"], "mlp_dram": mlp["DRAM"]}
     if not service:
-        out.update(bottleneck="none", predicted_ns=fixed_ns(profile, phase))
+        out.update(bottleneck="none", predicted_ns=fixed_ns(profile, phase, vertices))
         return out
     result = machine.analyze(jobs, {k: v for k, v in completions.items() if v > 0}, service)
-    out.update(bottleneck=result.bottleneck, predicted_ns=result.time_ns + fixed_ns(profile, phase))
+    out.update(bottleneck=result.bottleneck, predicted_ns=result.time_ns + fixed_ns(profile, phase, vertices))
     return out
 
 
@@ -191,10 +205,11 @@ def _w_max(per_warp: np.ndarray, physical_warps: int) -> int:
 
 
 def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, profile, load, mode,
-                critical=None, instructions=None):
+                critical=None, instructions=None, n: int = 1):
     """One per-level row; `critical` = (memory ns, bottleneck) from `opmachine.critical` replaces
     Eq. 4's time and bottleneck (the load and MLP columns stay Eq. 4's estimate); `instructions`
-    (`instructions.WarpInstructions`) gives the instruction columns."""
+    (`instructions.WarpInstructions`) gives the instruction columns; `n` is the vertex count a
+    compaction's `fixed_ns` is taken at, which `fixed_ns` records."""
     jobs = int(counts[:, 0].sum())
     w_max = _w_max(per_warp, profile.physical_warps)
     row = {"level": level, "kernel": kernel_label, "phase": phase, "block": launch.block, "grid": launch.grid,
@@ -206,9 +221,10 @@ def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, cou
     for k, column in enumerate(COUNT_COLUMNS):
         row[column] = int(counts[:, k + 1].sum())
     row.update(memory_prediction(jobs, row["l2_hits"], row["row_hits"], row["row_misses"], w_max, profile, load,
-                                 phase))
+                                 phase, n))
+    row["fixed_ns"] = fixed_ns(profile, phase, n)
     if critical is not None:
-        row["predicted_ns"] = critical[0] + fixed_ns(profile, phase)
+        row["predicted_ns"] = critical[0] + row["fixed_ns"]
         row["bottleneck"] = critical[1]
     row["mode"] = mode
     row.update(instructions.totals() if instructions is not None else dict.fromkeys(INSTRUCTION_COLUMNS, np.nan))
@@ -281,10 +297,13 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     if time_model == "critical":
         critical = CriticalPathModel.from_profile(profile)
         counter = np.zeros(layout.total_sectors, dtype=np.int32)
-    baseline = compaction_baseline_ns(profile, code, critical) if critical is not None and kernel.data_driven else 0.0
+    # Eq. 4 has no critical path to take the empty compaction's own time from: it keeps the one-node constant
+    scan_n = graph.n if critical is not None else 1
+    baseline = compaction_baseline_ns(profile, code, critical, scan_n) if critical is not None and kernel.data_driven \
+        else 0.0
 
     def less_baseline(took, phase):
-        """A compaction's critical-path time less what `grid_scan_ns` already holds (see compaction_baseline_ns)."""
+        """A compaction's critical-path time less what its `fixed_ns` already holds (see compaction_baseline_ns)."""
         return took if phase != "compact" else (max(took[0] - baseline, 0.0), *took[1:])
 
     def time_of(trace, outcomes, instructions, key):
@@ -311,12 +330,12 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
             out.update(inst_executed=targets["inst"], shared_ld_inst=targets["shared_ld"],
                        shared_st_inst=targets["shared_st"])
         out.update(memory_prediction(targets["jobs"], classes[0], classes[1], classes[2], row["w_max"], profile,
-                                     targets["occupancy"] * profile.physical_warps, row["phase"]))
+                                     targets["occupancy"] * profile.physical_warps, row["phase"], scan_n))
         if slots is not None:
             loads, path = slots
             memory, instructions = scale_slots(loads, path, targets, critical.latency_ns[:, 1])
             took = less_baseline(launch_time(*memory, critical, instructions), row["phase"])
-            out.update(predicted_ns=took[0] + fixed_ns(profile, row["phase"]), bottleneck=took[1])
+            out.update(predicted_ns=took[0] + row["fixed_ns"], bottleneck=took[1])
         return out
 
     levels = frontiers.levels
@@ -371,7 +390,7 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
                 accesses += int(counts[:, 1].sum())
             took, slots = time_of(trace, outcomes, instructions, (level, phase))
             rows.append(_launch_row(level, kernel.label, phase, launch, front.size, int(edge_sizes[level]), counts,
-                                    jobs_per_warp(trace), profile, load, mode, took, instructions))
+                                    jobs_per_warp(trace), profile, load, mode, took, instructions, scan_n))
             if measured is not None and (level, phase) in measured:
                 counted.append(count_row(rows[-1], (level, phase), slots))
             server_rows.extend(_server_rows(level, phase, counts))
@@ -388,7 +407,7 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
                     per_warp = jobs_per_warp(trace)
                     took, slots = time_of(trace, outcomes, instructions, (level, "compact"))
                 rows.append(_launch_row(level, kernel.label, "compact", compact, next_front.size, 0, counts,
-                                        per_warp, profile, load, mode, took, instructions))
+                                        per_warp, profile, load, mode, took, instructions, scan_n))
                 if measured is not None and (level, "compact") in measured:
                     counted.append(count_row(rows[-1], (level, "compact"), slots))
                 server_rows.extend(_server_rows(level, "compact", counts))

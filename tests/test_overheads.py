@@ -1,28 +1,60 @@
-"""The per-launch overheads: derived from recorded medians, and the profile carries them."""
+"""The per-launch overheads: derived from recorded medians, carried by the profile, and the recorded
+runs support the model's assumptions (no hidden launch cost, compaction time by graph size)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from gpu_validate.overheads import derive, one_node_graph
+import numpy as np
+import pytest
+
+from gpu_validate.overheads import COMPACTION_SIZES, compaction_costs, derive, edgeless_graph, one_node_graph
 from opmachine.profile import load_profile
 
-RECORDED = Path(__file__).parent / "fixtures" / "overheads" / "h200.json"
+FIXTURES = Path(__file__).parent / "fixtures" / "overheads"
+RECORDED = FIXTURES / "h200.json"
+AFTER = FIXTURES / "h200_after.json"
 
 
 def test_derive_from_the_recorded_h200_run():
     record = json.loads(RECORDED.read_text())
     derived = derive(record)
-    # launch overhead = empty one-block launch; grid scan = one-node compaction - that: 15584 - 3424
-    assert derived == {"launch_overhead_ns": 3424.0, "grid_scan_ns": 12160.0}
+    # launch overhead = empty one-block launch; grid scan = one-node compaction (median over 64 allocations) - that
+    assert derived == {"launch_overhead_ns": 3424.0, "grid_scan_ns": 13504.0 - 3424.0}
     assert {k: record[k] for k in derived} == derived
+    by_placement = record["compact_one_node_by_placement_ns"]
+    assert len(by_placement) == record["placements"] == 64
+    assert record["compact_one_node_ns"] == np.median(by_placement)
 
 
-def test_h200_profile_carries_the_recorded_overheads():
+def test_h200_profile_carries_the_recorded_overheads_and_compaction_times():
     profile = load_profile("h200", kind="gpu")
-    derived = derive(json.loads(RECORDED.read_text()))
+    record = json.loads(RECORDED.read_text())
+    derived = derive(record)
     assert (profile.launch_overhead_ns, profile.grid_scan_ns) == (derived["launch_overhead_ns"],
                                                                   derived["grid_scan_ns"])
+    assert profile.compaction == compaction_costs(record)
+    assert profile.compaction.sizes == COMPACTION_SIZES
+    assert profile.compaction.provenance["command"] == record["command"]
+
+
+def test_the_recorded_compaction_grows_with_the_graph_and_scatters_with_placement():
+    rows = json.loads(RECORDED.read_text())["compactions"]
+    ns = np.array([r["compact_ns"] for r in rows])
+    assert ns[-1] > 2 * ns[0]  # 4M vertices: the level reads dominate
+    assert all(r["compact_p10_ns"] <= r["compact_ns"] <= r["compact_p90_ns"] for r in rows)
+    assert max(r["compact_p90_ns"] / r["compact_p10_ns"] for r in rows) > 1.1  # placement matters
+
+
+def test_no_launch_is_faster_after_a_long_kernel():
+    """The model charges every launch the same constant whatever ran before it: in the recorded run
+    each target's time after any predecessor, 1 to 200 us long, is within 1 us of its median."""
+    rows = json.loads(AFTER.read_text())["after"]
+    for target in {r["target"] for r in rows}:
+        times = np.array([r["target_ns"] for r in rows if r["target"] == target])
+        assert np.abs(times - np.median(times)).max() < 1000.0, target
+    spins = [r for r in rows if r["before"].startswith("spin_")]
+    assert max(r["before_ns"] for r in spins) > 200_000 > min(r["before_ns"] for r in spins) < 5_000
 
 
 def test_a_faster_compaction_than_an_empty_launch_gives_no_negative_scan():
@@ -32,8 +64,15 @@ def test_a_faster_compaction_than_an_empty_launch_gives_no_negative_scan():
 def test_profiles_that_never_measured_a_grid_scan_say_zero():
     # grid_scan_ns is a required key: k40c states 0 with an "unknown" note (tests/test_profile.py)
     assert load_profile("k40c", kind="gpu").grid_scan_ns == 0.0
+    assert load_profile("k40c", kind="gpu").compaction is None
+
+
+@pytest.mark.parametrize("n", [1, 5, 1000])
+def test_edgeless_graphs(n):
+    graph = edgeless_graph(n)
+    assert (graph.n, graph.m) == (n, 0)
 
 
 def test_one_node_graph():
     graph = one_node_graph()
-    assert (graph.n, graph.m) == (1, 0)
+    assert (graph.n, graph.m, graph.name) == (1, 0, "one-node")

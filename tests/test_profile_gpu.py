@@ -89,6 +89,10 @@ def test_one_command_writes_a_complete_validated_profile(gpu, tmp_path, capsys):
         if origins[key] in RUN_ORIGINS:
             assert {k: source[k] for k in run} == run
             assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", source["date"])
+    # the compaction by graph size (--quick: three sizes), from this run: the stand-in's takes 15000 ns at any size
+    assert p.compaction.sizes == pg.QUICK_COMPACTIONS["compaction_sizes"]
+    assert set(p.compaction.ns) == set(p.compaction.p10_ns) == set(p.compaction.p90_ns) == {fake_cupy.COMPACT_NS}
+    assert {k: p.compaction.provenance[k] for k in run} == run
     assert {k for k, o in origins.items() if o == "device"} == set(pg.DEVICE_SOURCES)
     assert {k for k, o in origins.items() if o == "measured"} == {"launch_overhead_ns", "grid_scan_ns"}
     assert {k for k, o in origins.items() if o == "base"} == set(pg.UNREPORTED)

@@ -11,9 +11,11 @@ per-level service times of seed 003 §5. Every key is checked on load; a mistake
 `ProfileError`, one line naming the profile and the key.
 
 One concept per module: `curve` (S(m)), `schema` (key names, typed checks, provenance rules),
-`gpu_profile` and `cpu_profile` (the profile records), `instructions` (the [instructions] costs), `loading` (shipped names and paths),
+`gpu_profile` and `cpu_profile` (the profile records), `instructions` (the [instructions] costs),
+`compaction` (the [compaction] times by graph size), `loading` (shipped names and paths),
 `writing` (measured profiles written, validated and moved into place), `errors`.
 """
+from .compaction import CompactionCosts
 from .cpu_profile import CacheLevel, CPUProfile
 from .curve import Curve, closed_queue_curve
 from .errors import ProfileError, ProfileKindError
@@ -33,10 +35,13 @@ from .schema import (
     same_device_name,
 )
 from .writing import (
+    compaction_section,
     instruction_section,
     render_gpu_profile,
     toml_string,
     with_instruction_section,
+    with_section,
+    write_gpu_compaction,
     write_gpu_curves,
     write_gpu_instructions,
     write_gpu_profile,
@@ -47,6 +52,7 @@ __all__ = [
     "CURVE_NAMES",
     "CPUProfile",
     "CacheLevel",
+    "CompactionCosts",
     "Curve",
     "GPUProfile",
     "GPU_HARDWARE_KEYS",
@@ -64,6 +70,7 @@ __all__ = [
     "SERVER_CURVES",
     "available_profiles",
     "closed_queue_curve",
+    "compaction_section",
     "hardware_origin",
     "instruction_section",
     "load_profile",
@@ -73,6 +80,8 @@ __all__ = [
     "same_device_name",
     "toml_string",
     "with_instruction_section",
+    "with_section",
+    "write_gpu_compaction",
     "write_gpu_curves",
     "write_gpu_instructions",
     "write_gpu_profile",

@@ -9,6 +9,7 @@ import numpy as np
 
 from simdmodel.errors import InputError
 
+from .compaction import CompactionCosts, parse_compaction
 from .curve import Curve
 from .instructions import InstructionCosts, parse_instructions
 from .schema import (
@@ -35,7 +36,8 @@ class GPUProfile:
     `provenance` is [service]'s: what the curves are and, when `measured`, the run that measured
     them. `hardware_provenance` maps each [hardware] key to where its value comes from, when the
     file records it (`field_provenance` joins the two). `instructions` holds the measured costs of
-    warp instructions and shared-memory accesses ([instructions]), or None where none were measured.
+    warp instructions and shared-memory accesses ([instructions]), or None where none were measured;
+    `compaction` the measured compaction time by graph size ([compaction]), or None.
     """
 
     name: str
@@ -65,6 +67,7 @@ class GPUProfile:
     provenance: dict[str, str]
     hardware_provenance: dict[str, str] = field(default_factory=dict)
     instructions: InstructionCosts | None = None
+    compaction: CompactionCosts | None = None
 
     @property
     def physical_warps(self) -> int:
@@ -84,11 +87,13 @@ class GPUProfile:
         """Where one value comes from: for a [hardware] key, its [provenance] entry (`source`) and, when
         that names the run in [service] (device, measured, option), the run's device, driver, date and
         command; for a curve name, [service]'s provenance; for `instructions` or `instructions.KEY`,
-        [instructions.provenance]. Empty when the file records none."""
+        [instructions.provenance], and likewise for `compaction`. Empty when the file records none."""
         if key in CURVE_NAMES:
             return dict(self.provenance) if key in self.curves else {}
-        if key == "instructions" or key.startswith("instructions."):
-            return dict(self.instructions.provenance) if self.instructions is not None else {}
+        for part in ("instructions", "compaction"):
+            if key == part or key.startswith(part + "."):
+                costs = getattr(self, part)
+                return dict(costs.provenance) if costs is not None else {}
         source = self.hardware_provenance.get(key)
         if source is None:
             return {}
@@ -121,7 +126,7 @@ class GPUProfile:
 
 
 GPU_TOP_KEYS = ("name", "kind", "description", "device", "hardware", "service")
-GPU_OPTIONAL_KEYS = ("provenance", "instructions")
+GPU_OPTIONAL_KEYS = ("provenance", "instructions", "compaction")
 
 
 def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str) -> GPUProfile:
@@ -166,6 +171,8 @@ def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str
     sources = check.hardware_provenance(doc["provenance"], measured) if "provenance" in doc else {}
     instructions = (parse_instructions(check, doc["instructions"], device_name, values["warp_size"])
                     if "instructions" in doc else None)
+    compaction = parse_compaction(check, doc["compaction"], device_name) if "compaction" in doc else None
     return GPUProfile(name=name, description=description, path=where, device_name=device_name,
                       compute_capability=capability, **values, curves=curves, measured=measured,
-                      provenance=provenance, hardware_provenance=sources, instructions=instructions)
+                      provenance=provenance, hardware_provenance=sources, instructions=instructions,
+                      compaction=compaction)

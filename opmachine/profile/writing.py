@@ -1,8 +1,9 @@
 """Writing measured GPU profiles: TOML text in the schema's layout, checked by loading it back, then
 moved into place (a temporary file beside the target, validated, renamed: nothing half-written).
-The [instructions] section is written at the end of a profile, with comments saying what each
-number is and how it was measured; `write_gpu_instructions` adds or replaces it in a profile file
-and keeps everything else in that file as it is."""
+The [instructions] and [compaction] sections are written at the end of a profile, with comments
+saying what the numbers are and how they were measured; `write_gpu_instructions` and
+`write_gpu_compaction` add or replace one in a profile file and keep everything else in that file
+as it is."""
 from __future__ import annotations
 
 import re
@@ -18,26 +19,30 @@ from simdmodel.errors import InputError
 from .curve import Curve
 from .errors import ProfileError
 from .gpu_profile import GPUProfile
+from .compaction import COMPACTION_RUN_KEYS, CompactionCosts
 from .instructions import INSTRUCTION_KEYS, INSTRUCTION_NOTES, INSTRUCTION_RUN_KEYS, InstructionCosts
 from .loading import parse_profile_bytes
 from .schema import CURVE_NAMES, GPU_FLOAT_KEYS, GPU_HARDWARE_KEYS, GPU_INT_KEYS, PROVENANCE_KEYS, same_device_name
 
-__all__ = ["instruction_section", "render_gpu_profile", "toml_string", "with_instruction_section", "write_gpu_curves",
-           "write_gpu_instructions", "write_gpu_profile", "write_profile_text"]
+__all__ = ["compaction_section", "instruction_section", "render_gpu_profile", "toml_string", "with_instruction_section",
+           "with_section", "write_gpu_compaction", "write_gpu_curves", "write_gpu_instructions", "write_gpu_profile",
+           "write_profile_text"]
 
 
 def render_gpu_profile(*, name: str, description: str, device_name: str, compute_capability: str,
                        hardware: dict, curves: dict, provenance: dict[str, str], label: str,
                        header: Sequence[str] = (), hardware_notes: dict[str, str] | None = None,
                        hardware_provenance: dict[str, str] | None = None,
-                       instructions: InstructionCosts | None = None, instructions_notes: Sequence[str] = ()) -> str:
+                       instructions: InstructionCosts | None = None, instructions_notes: Sequence[str] = (),
+                       compaction: CompactionCosts | None = None) -> str:
     """The TOML text of a measured GPU profile (`measured = true`), in the layout of the shipped files.
 
     `hardware` maps every key of GPU_HARDWARE_KEYS to its value; `curves` maps curve names to
     (mlp, ns) samples or Curves; `provenance` needs provenance, device, driver, date and command
     (the run). `header` lines become `#` comments at the top, `hardware_notes` a `# note` after a
     [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
-    `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`).
+    `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`),
+    `compaction` the [compaction] section (`compaction_section`).
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
     """
@@ -94,6 +99,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     text = "\n".join(lines) + "\n"
     if instructions is not None:
         text += "\n" + instruction_section(instructions, label, instructions_notes)
+    if compaction is not None:
+        text += "\n" + compaction_section(compaction, label)
     return text
 
 
@@ -150,34 +157,40 @@ def _instruction_value(key: str, value, label: str) -> str:
 _TABLE_HEADER = re.compile(r"\s*\[\[?\s*([A-Za-z0-9_.-]+)\s*\]\]?\s*(#.*)?$")
 
 
-def with_instruction_section(text: str, section: str) -> str:
-    """Profile `text` with its [instructions] section (the tables [instructions] and
-    [instructions.*], and the comment lines right above [instructions]) replaced by `section`, or
-    `section` appended when it has none; everything else is kept as it is."""
+def with_section(text: str, table: str, section: str) -> str:
+    """Profile `text` with its [`table`] section (the tables [`table`] and [`table`.*], and the
+    comment lines right above [`table`]) replaced by `section`, or `section` appended when it has
+    none; everything else is kept as it is."""
+    def ours(name: str) -> bool:
+        return name == table or name.startswith(table + ".")
+
     lines = text.splitlines(keepends=True)
     headers = [(i, m.group(1)) for i, line in enumerate(lines) if (m := _TABLE_HEADER.match(line))]
-    ours = [i for i, name in headers if name == "instructions" or name.startswith("instructions.")]
-    if ours:
-        start = ours[0]
+    own = [i for i, name in headers if ours(name)]
+    if own:
+        start = own[0]
         while start > 0 and lines[start - 1].lstrip().startswith("#"):
             start -= 1
-        later = [i for i, name in headers if i > ours[0] and not (name == "instructions"
-                                                                    or name.startswith("instructions."))]
+        later = [i for i, name in headers if i > own[0] and not ours(name)]
         end = later[0] if later else len(lines)
-        while end > ours[0] + 1 and end < len(lines) and lines[end - 1].lstrip().startswith("#"):
+        while end > own[0] + 1 and end < len(lines) and lines[end - 1].lstrip().startswith("#"):
             end -= 1  # the comments above the next table belong to it
         lines = lines[:start] + lines[end:]
     kept = "".join(lines).rstrip("\n")
     return (kept + "\n\n" if kept else "") + section
 
 
-def write_gpu_instructions(path, base: GPUProfile, costs: InstructionCosts, notes: Sequence[str] = ()) -> GPUProfile:
-    """Write `base`'s profile file with its [instructions] section added or replaced by `costs`
-    (`instruction_section` with `notes`) to `path` (which may be the base's own file): every other
-    line, comments included, is kept. Loaded back with every check before it replaces `path`;
-    returns the loaded profile."""
+def with_instruction_section(text: str, section: str) -> str:
+    """Profile `text` with its [instructions] section replaced or appended (`with_section`)."""
+    return with_section(text, "instructions", section)
+
+
+def _write_section(path, base: GPUProfile, table: str, section_of) -> GPUProfile:
+    """Write `base`'s profile file with its [`table`] section added or replaced by `section_of(label)`
+    to `path` (which may be the base's own file): every other line, comments included, is kept.
+    Loaded back with every check before it replaces `path`; returns the loaded profile."""
     if not isinstance(base, GPUProfile):
-        raise InputError(f"write_gpu_instructions needs a GPUProfile, got {type(base).__name__}")
+        raise InputError(f"writing a profile's [{table}] needs a GPUProfile, got {type(base).__name__}")
     label = str(path)
     if Path(label).suffix != ".toml":
         raise ProfileError(label, "a profile file must end in .toml")
@@ -185,7 +198,44 @@ def write_gpu_instructions(path, base: GPUProfile, costs: InstructionCosts, note
         text = Path(base.path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ProfileError(base.path, f"cannot read: {error}") from None
-    return write_profile_text(path, with_instruction_section(text, instruction_section(costs, label, notes)))
+    return write_profile_text(path, with_section(text, table, section_of(label)))
+
+
+def write_gpu_instructions(path, base: GPUProfile, costs: InstructionCosts, notes: Sequence[str] = ()) -> GPUProfile:
+    """Write `base`'s profile with its [instructions] section added or replaced by `costs`
+    (`instruction_section` with `notes`) to `path` (`_write_section`); returns the loaded profile."""
+    return _write_section(path, base, "instructions", lambda label: instruction_section(costs, label, notes))
+
+
+def compaction_section(costs: CompactionCosts, label: str) -> str:
+    """The [compaction] and [compaction.provenance] tables of `costs` as TOML text, after a comment
+    saying what they are; ProfileError naming the key on a value the text cannot carry."""
+    if not isinstance(costs, CompactionCosts):
+        raise InputError(f"compaction must be a CompactionCosts, got {type(costs).__name__}")
+    intro = ("[compaction]: a compaction launch with an empty next frontier on an edgeless graph of `sizes` "
+             "vertices, ns per launch timed as BFS launches are, median (and 10th, 90th percentile) over fresh "
+             "allocations; opmachine.profile.compaction says how the model uses it.")
+    lines = [toml_comment(text, label) for text in textwrap.wrap(intro, 98)] + ["[compaction]"]
+    for key, values in costs.values().items():
+        items = []
+        for i, value in enumerate(values):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise ProfileError(label, f"compaction.{key}[{i}]: must be a number, got {value!r}")
+            items.append(str(int(value)) if key == "sizes" else _toml_number(float(value)))
+        lines.append(f"{key} = [{', '.join(items)}]")
+    lines += ["", "[compaction.provenance]"]
+    for key in COMPACTION_RUN_KEYS:
+        value = costs.provenance.get(key) if isinstance(costs.provenance, dict) else None
+        if not isinstance(value, str) or not value.strip():
+            raise ProfileError(label, f"compaction.provenance.{key}: needs a non-empty string")
+        lines.append(f"{key} = {toml_string(value, label)}")
+    return "\n".join(lines) + "\n"
+
+
+def write_gpu_compaction(path, base: GPUProfile, costs: CompactionCosts) -> GPUProfile:
+    """Write `base`'s profile with its [compaction] section added or replaced by `costs` to `path`
+    (`_write_section`); returns the loaded profile."""
+    return _write_section(path, base, "compaction", lambda label: compaction_section(costs, label))
 
 
 def _hardware_value(key: str, value, label: str) -> str:
@@ -252,10 +302,11 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
     sources = ({key: f"base {b.name}: {text}" for key, text in b.hardware_provenance.items()}
                if b.hardware_provenance else None)
     device_name = device if isinstance(device, str) and device.strip() else b.device_name
-    instructions = (b.instructions if b.instructions is not None
-                    and same_device_name(b.instructions.provenance["device"], device_name) else None)
+    instructions, compaction = (part if part is not None and same_device_name(part.provenance["device"], device_name)
+                                else None for part in (b.instructions, b.compaction))
     text = render_gpu_profile(
         name=b.name, description=b.description, device_name=device_name, instructions=instructions,
+        compaction=compaction,
         compute_capability=b.compute_capability,
         hardware={key: getattr(b, key) for key in GPU_HARDWARE_KEYS}, curves=curves, provenance=provenance,
         label=label, hardware_notes=hardware_notes, hardware_provenance=sources,
