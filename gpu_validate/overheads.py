@@ -15,8 +15,8 @@ With `--after`, each target launch (the empty one-block and full-wave kernels, t
 compaction) is also timed right after a predecessor of its own: the same three, and a spin kernel
 (`cuda/hold.cu`) of one block or of a full wave running for 1 to 200 microseconds. These rows test
 the model's assumption that a launch's fixed cost does not depend on the kernel before it (a GPU
-could prepare a launch while a long kernel runs and hide part of it): on the H200 none is hidden,
-every target is within noise of its back-to-back time (`tests/fixtures/overheads/`).
+could prepare a launch while a long kernel runs and hide part of it): on the H200 and the H100 none
+is hidden, every target is within noise of its back-to-back time (`tests/fixtures/overheads/`).
 
     python -m gpu_validate.overheads --gpu h200 [--launches 640] [--placements 32] [--after]
         [--sizes [--write opmachine/profiles/h200.toml]]
@@ -66,10 +66,9 @@ def measure(profile, launches: int, placements: int = PLACEMENTS, seed: int = 1)
     behind a spacer of seeded random size, and the median over placements is the number a graph of
     unknown placement is predicted with; the 10th and 90th percentiles say how far one graph's
     compactions may sit from it."""
-    from opmachine.kernels import DEFAULT_BLOCK, parse_kernel
+    from opmachine.kernels import DEFAULT_BLOCK
 
     from . import modules
-    from .bfs import GpuBfs
     from .device import require_gpu
     from .timing import time_launches
 
@@ -81,16 +80,8 @@ def measure(profile, launches: int, placements: int = PLACEMENTS, seed: int = 1)
         launch = functools.partial(empty, (grid,), (DEFAULT_BLOCK,), ())
         time_launches(cp, [launch] * 64)  # warm-up, compilation included
         out[name] = float(np.median(time_launches(cp, [launch] * launches)))
-    rng = np.random.default_rng(seed)
-    kept, per_placement = [], []
-    for _ in range(placements):
-        kept.append(cp.empty(int(rng.integers(1, 1 << 20)), dtype=cp.int32))  # spacer: 4 B to 4 MiB
-        gpu = GpuBfs(one_node_graph(), parse_kernel("sm-1"), profile)
-        gpu.level.fill(0)
-        kept.append(gpu)
-        time_launches(cp, [lambda: gpu.launch_compact(0)] * 16)  # warm-up, compilation included
-        per_placement.append(float(np.median(time_launches(cp, [lambda: gpu.launch_compact(0)] * max(
-            launches // placements, 16)))))
+    per_placement = compaction_by_placement(profile, one_node_graph(), max(launches // placements, 16), placements,
+                                            np.random.default_rng(seed))
     out["compact_one_node_ns"] = float(np.median(per_placement))
     out["compact_one_node_p10_ns"], out["compact_one_node_p90_ns"] = (float(np.percentile(per_placement, q))
                                                                       for q in (10, 90))
@@ -102,10 +93,10 @@ COMPACTION_SIZES = (1, 1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 17, 1 << 18, 1 <
 """Vertex counts of the edgeless graphs `measure_compactions` times a compaction on."""
 
 
-def measure_compactions(profile, launches: int, placements: int, sizes=COMPACTION_SIZES, seed: int = 1) -> list[dict]:
-    """A compaction with an empty next frontier on an edgeless graph of each size in `sizes`: the
-    median over `placements` fresh allocations (as in `measure`) of the median of `launches` back-to-
-    back launches each, with the 10th and 90th percentiles over placements."""
+def compaction_by_placement(profile, graph, launches: int, placements: int, rng) -> list[float]:
+    """Median ns of `launches` back-to-back compactions with an empty next frontier on `graph`, on
+    each of `placements` fresh allocations of its arrays, each behind a spacer of random size (`rng`);
+    every allocation is kept until the end, so none reuses another's memory."""
     from opmachine.kernels import parse_kernel
 
     from .bfs import GpuBfs
@@ -113,18 +104,24 @@ def measure_compactions(profile, launches: int, placements: int, sizes=COMPACTIO
     from .timing import time_launches
 
     cp = require_gpu()
+    kept, per_placement = [], []
+    for _ in range(placements):
+        kept.append(cp.empty(int(rng.integers(1, 1 << 20)), dtype=cp.int32))  # spacer: 4 B to 4 MiB
+        gpu = GpuBfs(graph, parse_kernel("sm-1"), profile)
+        gpu.level.fill(-1)  # unvisited: no vertex joins the next frontier
+        kept.append(gpu)
+        time_launches(cp, [lambda: gpu.launch_compact(0)] * 16)  # warm-up, compilation included
+        per_placement.append(float(np.median(time_launches(cp, [lambda: gpu.launch_compact(0)] * launches))))
+    return per_placement
+
+
+def measure_compactions(profile, launches: int, placements: int, sizes=COMPACTION_SIZES, seed: int = 1) -> list[dict]:
+    """A compaction with an empty next frontier on an edgeless graph of each size in `sizes`
+    (`compaction_by_placement`): the median over placements, and the 10th and 90th percentiles."""
     rng = np.random.default_rng(seed)
     rows = []
     for n in sizes:
-        graph = edgeless_graph(n)
-        kept, per_placement = [], []
-        for _ in range(placements):
-            kept.append(cp.empty(int(rng.integers(1, 1 << 20)), dtype=cp.int32))
-            gpu = GpuBfs(graph, parse_kernel("sm-1"), profile)
-            gpu.level.fill(-1)  # unvisited: no vertex joins the next frontier
-            kept.append(gpu)
-            time_launches(cp, [lambda: gpu.launch_compact(0)] * 16)
-            per_placement.append(float(np.median(time_launches(cp, [lambda: gpu.launch_compact(0)] * launches))))
+        per_placement = compaction_by_placement(profile, edgeless_graph(n), launches, placements, rng)
         rows.append({"n": int(n), "compact_ns": round(float(np.median(per_placement)), 1),
                      "compact_p10_ns": round(float(np.percentile(per_placement, 10)), 1),
                      "compact_p90_ns": round(float(np.percentile(per_placement, 90)), 1)})
@@ -142,13 +139,13 @@ def measure_after(profile, pairs: int) -> list[dict]:
 
     from . import modules
     from .bfs import GpuBfs
-    from .device import require_gpu
+    from .device import device_info, require_gpu
     from .timing import time_launches
 
     cp = require_gpu()
     empty, spin = modules.function("empty"), modules.function("spin")
     wave = profile.full_wave_grid(DEFAULT_BLOCK)
-    clock_khz = cp.cuda.Device().attributes["ClockRate"]
+    clock_khz = device_info()["sm_clock_mhz"] * 1000
     gpu = GpuBfs(one_node_graph(), parse_kernel("sm-1"), profile)
     gpu.level.fill(0)
     targets = {"empty_one_block": (1, lambda: empty((1,), (DEFAULT_BLOCK,), ())),
@@ -210,7 +207,7 @@ def main(argv=None) -> int:
         numbers = measure(profile, args.launches, args.placements)
         if args.sizes:
             numbers["compactions"] = measure_compactions(profile, max(args.launches // args.placements, 16),
-                                                         args.placements)
+                                                         args.placements, COMPACTION_SIZES)
         if args.after:
             numbers["after"] = measure_after(profile, max(args.launches // 4, 16))
         info = device_info()

@@ -76,3 +76,68 @@ def test_edgeless_graphs(n):
 def test_one_node_graph():
     graph = one_node_graph()
     assert (graph.n, graph.m, graph.name) == (1, 0, "one-node")
+
+
+# --------------------------------------------------------------------------------------------
+# The command, end to end on the CuPy stand-in (tests/fake_cupy.py: fixed time per kernel)
+
+
+@pytest.fixture
+def fake_h200(monkeypatch):
+    import sys
+
+    import fake_cupy
+
+    from gpu_validate import device, modules, overheads
+
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy.fake_cupy(None, {**fake_cupy.PROPS, "name": b"NVIDIA H200"}))
+    monkeypatch.setattr(device, "_driver_version", lambda: "999.99")
+    monkeypatch.setattr(overheads, "COMPACTION_SIZES", (1, 1000, 5000))
+    modules._module.cache_clear()
+    yield fake_cupy
+    modules._module.cache_clear()
+
+
+def test_the_command_measures_writes_the_profile_and_prints_the_record(fake_h200, tmp_path, capsys):
+    from gpu_validate.overheads import SPIN_US, main
+
+    out = tmp_path / "h200.toml"
+    argv = ["--launches", "64", "--placements", "3", "--sizes", "--after", "--write", str(out)]
+    assert main(argv) == 0
+    record = json.loads(capsys.readouterr().out)
+    empty, compact = fake_h200.EMPTY_NS, fake_h200.COMPACT_NS
+    assert (record["launch_overhead_ns"], record["grid_scan_ns"]) == (empty, compact - empty)
+    assert record["compact_one_node_by_placement_ns"] == [compact] * 3
+    assert [r["n"] for r in record["compactions"]] == [1, 1000, 5000]
+    assert {r["compact_ns"] for r in record["compactions"]} == {compact}
+    # every target after every predecessor: the stand-in's kernels take the same time whatever ran before
+    assert len(record["after"]) == 3 * (3 + 2 * len(SPIN_US))
+    assert {(r["target"], r["target_ns"]) for r in record["after"]} == {
+        ("empty_one_block", empty), ("empty_full_wave", empty), ("compact_one_node", compact)}
+    written = load_profile(str(out))
+    assert written.compaction == compaction_costs(record)
+    assert written.compaction.provenance["command"] == "python -m gpu_validate.overheads " + " ".join(argv)
+
+
+def test_a_profile_of_another_device_is_refused_in_one_line(fake_h200, tmp_path, capsys):
+    from gpu_validate.overheads import main
+
+    out = tmp_path / "h100.toml"
+    assert main(["--gpu", "h100", "--launches", "16", "--placements", "1", "--sizes", "--write", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "compaction.provenance.device: 'NVIDIA H200' is not [device] name" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--placements", "0"], "--placements must be at least 1, got 0"),
+    (["--launches", "-2"], "--launches must be at least 1, got -2"),
+    (["--write", "x.toml"], "--write writes the compaction times, which --sizes measures"),
+    (["--gpu", "nope"], "profile nope: no such profile"),
+])
+def test_bad_options_are_one_line_and_exit_2(fake_h200, capsys, argv, message):
+    from gpu_validate.overheads import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err

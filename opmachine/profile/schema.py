@@ -17,7 +17,10 @@ A GPU profile (`kind = "gpu"`) has these top-level keys and tables:
   table is there it names every `[hardware]` key and nothing else;
 - `[instructions]` (optional; measured by `gpu_validate.microbench --instructions` or written by
   `gpu_validate.profile_gpu`): the costs of warp instructions and shared-memory accesses in SM
-  cycles, with `[instructions.provenance]` naming the run (`instructions.INSTRUCTION_KEYS`).
+  cycles, with `[instructions.provenance]` naming the run (`instructions.INSTRUCTION_KEYS`);
+- `[compaction]` (optional; measured by `gpu_validate.overheads --sizes` or written by
+  `gpu_validate.profile_gpu`): the compaction's time by graph size, with `[compaction.provenance]`
+  naming the run (`compaction.COMPACTION_KEYS`).
 
 A CPU profile (`kind = "cpu"`) has `[hardware]` (`clock_ghz`, `line_bytes`), `[[levels]]`,
 `[memory]` and `[service]` (seed 003 §5).
