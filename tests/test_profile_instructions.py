@@ -287,7 +287,7 @@ def test_with_instruction_section_in_the_middle_of_a_file():
     section = instruction_section(COSTS, "x")
     text = ("a = 1\n\n# about the section\n[instructions]\nclock_mhz = 1.0\n\n[instructions.provenance]\n"
             "method = \"m\"\n\n# about b\n[b]\nc = 2\n")
-    assert with_instruction_section(text, section) == "a = 1\n\n# about b\n[b]\nc = 2\n\n" + section
+    assert with_instruction_section(text, section) == "a = 1\n\n" + section + "\n# about b\n[b]\nc = 2\n"
     assert with_instruction_section("", section) == section
     assert with_instruction_section("a = 1\n\n\n", section) == "a = 1\n\n" + section
 

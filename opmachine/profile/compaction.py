@@ -31,7 +31,7 @@ import numpy as np
 
 from simdmodel.errors import InputError
 
-from .schema import Checker, describe, same_device_name
+from .schema import Checker, describe
 
 __all__ = ["COMPACTION_KEYS", "COMPACTION_RUN_KEYS", "CompactionCosts", "parse_compaction"]
 
@@ -105,11 +105,7 @@ def parse_compaction(check: Checker, table, device_name: str) -> CompactionCosts
         if not low <= mid <= high:
             check.fail(f"compaction.ns[{i}]", f"must lie between p10_ns and p90_ns ({low:g} <= {mid:g} <= {high:g} "
                                               "does not hold)")
-    run = check.table(table["provenance"], "compaction.provenance")
-    check.keys(run, "compaction.provenance", COMPACTION_RUN_KEYS)
-    provenance = {key: check.string(run[key], f"compaction.provenance.{key}") for key in COMPACTION_RUN_KEYS}
-    if not same_device_name(provenance["device"], device_name):
-        check.fail("compaction.provenance.device", f"{provenance['device']!r} is not [device] name {device_name!r}: "
-                                                   "the times describe the device they were measured on")
+    provenance = check.run_provenance(table["provenance"], "compaction.provenance", COMPACTION_RUN_KEYS,
+                                      device_name, "the times")
     return CompactionCosts(tuple(sizes), tuple(arrays["ns"]), tuple(arrays["p10_ns"]), tuple(arrays["p90_ns"]),
                            provenance)

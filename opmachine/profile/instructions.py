@@ -174,10 +174,6 @@ def parse_instructions(check: Checker, table, device_name: str, warp_size: int) 
                    f"cycles at k = 1 ({conflicts[0][1]:g}) must equal shared_cycles_per_wavefront "
                    f"({values['shared_cycles_per_wavefront']:g}): a conflict-free access is one wavefront")
     values["shared_conflict_cycles"] = conflicts
-    run = check.table(table["provenance"], "instructions.provenance")
-    check.keys(run, "instructions.provenance", INSTRUCTION_RUN_KEYS)
-    provenance = {key: check.string(run[key], f"instructions.provenance.{key}") for key in INSTRUCTION_RUN_KEYS}
-    if not same_device_name(provenance["device"], device_name):
-        check.fail("instructions.provenance.device", f"{provenance['device']!r} is not [device] name {device_name!r}: "
-                                                     "the costs describe the device they were measured on")
+    provenance = check.run_provenance(table["provenance"], "instructions.provenance", INSTRUCTION_RUN_KEYS,
+                                      device_name, "the costs")
     return InstructionCosts(**values, provenance=provenance)

@@ -226,6 +226,17 @@ class Checker:
                                                 "date and command of the run that measured it)")
         return measured, provenance
 
+    def run_provenance(self, value, prefix: str, keys, device_name: str, what: str) -> dict[str, str]:
+        """The `[PREFIX]` table naming a measuring run: a non-empty string for each of `keys`, whose
+        `device` must be the profile's [device] name (`what` the section's numbers describe)."""
+        run = self.table(value, prefix)
+        self.keys(run, prefix, keys)
+        provenance = {key: self.string(run[key], f"{prefix}.{key}") for key in keys}
+        if not same_device_name(provenance["device"], device_name):
+            self.fail(f"{prefix}.device", f"{provenance['device']!r} is not [device] name {device_name!r}: "
+                                          f"{what} describe the device they were measured on")
+        return provenance
+
     def device(self, device) -> tuple[str, str]:
         """(name, compute_capability) of the [device] table."""
         device = self.table(device, "device")

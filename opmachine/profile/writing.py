@@ -119,16 +119,23 @@ def instruction_section(costs: InstructionCosts, label: str, notes: Sequence[str
     lines.append("[instructions]")
     for key, value in costs.values().items():
         lines.append(f"{key} = {_instruction_value(key, value, label)}   {toml_comment(INSTRUCTION_NOTES[key], label)}")
-    lines += ["", "[instructions.provenance]"]
-    for key in INSTRUCTION_RUN_KEYS:
-        value = costs.provenance.get(key) if isinstance(costs.provenance, dict) else None
-        if not isinstance(value, str) or not value.strip():
-            raise ProfileError(label, f"instructions.provenance.{key}: needs a non-empty string")
-        lines.append(f"{key} = {toml_string(value, label)}")
-    extra = [key for key in costs.provenance if key not in INSTRUCTION_RUN_KEYS]
-    if extra:
-        raise ProfileError(label, f"instructions.provenance.{extra[0]}: unknown key (known: {', '.join(INSTRUCTION_RUN_KEYS)})")
+    lines += ["", *_run_table("instructions.provenance", costs.provenance, INSTRUCTION_RUN_KEYS, label)]
     return "\n".join(lines) + "\n"
+
+
+def _run_table(table: str, provenance, keys, label: str) -> list[str]:
+    """The lines of a `[TABLE]` naming a measuring run: one string per key of `keys`, each required
+    and nothing else; ProfileError naming the key otherwise."""
+    lines = [f"[{table}]"]
+    for key in keys:
+        value = provenance.get(key) if isinstance(provenance, dict) else None
+        if not isinstance(value, str) or not value.strip():
+            raise ProfileError(label, f"{table}.{key}: needs a non-empty string")
+        lines.append(f"{key} = {toml_string(value, label)}")
+    extra = [key for key in provenance if key not in keys]
+    if extra:
+        raise ProfileError(label, f"{table}.{extra[0]}: unknown key (known: {', '.join(keys)})")
+    return lines
 
 
 def _instruction_number(key: str, value, label: str) -> str:
@@ -159,8 +166,8 @@ _TABLE_HEADER = re.compile(r"\s*\[\[?\s*([A-Za-z0-9_.-]+)\s*\]\]?\s*(#.*)?$")
 
 def with_section(text: str, table: str, section: str) -> str:
     """Profile `text` with its [`table`] section (the tables [`table`] and [`table`.*], and the
-    comment lines right above [`table`]) replaced by `section`, or `section` appended when it has
-    none; everything else is kept as it is."""
+    comment lines right above [`table`]) replaced by `section` where it stands, or `section`
+    appended when it has none; everything else is kept as it is."""
     def ours(name: str) -> bool:
         return name == table or name.startswith(table + ".")
 
@@ -175,7 +182,8 @@ def with_section(text: str, table: str, section: str) -> str:
         end = later[0] if later else len(lines)
         while end > own[0] + 1 and end < len(lines) and lines[end - 1].lstrip().startswith("#"):
             end -= 1  # the comments above the next table belong to it
-        lines = lines[:start] + lines[end:]
+        before, after = "".join(lines[:start]).rstrip("\n"), "".join(lines[end:]).lstrip("\n")
+        return (before + "\n\n" if before else "") + section + ("\n" + after if after else "")
     kept = "".join(lines).rstrip("\n")
     return (kept + "\n\n" if kept else "") + section
 
@@ -223,12 +231,7 @@ def compaction_section(costs: CompactionCosts, label: str) -> str:
                 raise ProfileError(label, f"compaction.{key}[{i}]: must be a number, got {value!r}")
             items.append(str(int(value)) if key == "sizes" else _toml_number(float(value)))
         lines.append(f"{key} = [{', '.join(items)}]")
-    lines += ["", "[compaction.provenance]"]
-    for key in COMPACTION_RUN_KEYS:
-        value = costs.provenance.get(key) if isinstance(costs.provenance, dict) else None
-        if not isinstance(value, str) or not value.strip():
-            raise ProfileError(label, f"compaction.provenance.{key}: needs a non-empty string")
-        lines.append(f"{key} = {toml_string(value, label)}")
+    lines += ["", *_run_table("compaction.provenance", costs.provenance, COMPACTION_RUN_KEYS, label)]
     return "\n".join(lines) + "\n"
 
 
