@@ -345,8 +345,8 @@ def cte_launches(graph, source: int, kernel, profile, costs: CteCosts | None = N
     """The comparator as a prediction of every launch of the BFS from `source` (`predict_bfs`'s
     columns, mode "cte", time_model "cte"): an expansion or `topo` launch costs its `cte_model_ns`
     plus the profile's per-launch constants (`predict.fixed_ns`); a compaction has no coarse tasks
-    and costs its measured constant at the graph's size alone. `costs` default: `costs_from_code(kernel, profile)`; an empty
-    table when there are none. Count columns are NaN: the analysis counts no memory traffic."""
+    and costs its measured constant at the graph's size alone. `costs` default:
+    `costs_from_code(kernel, profile)`; an empty table when there are none. Count columns are NaN: the analysis counts no memory traffic."""
     kernel = kernel if isinstance(kernel, Kernel) else parse_kernel(kernel)
     costs = costs if costs is not None else costs_from_code(kernel, profile)
     columns = [*PER_LEVEL_COLUMNS, "cte_model"]

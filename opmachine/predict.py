@@ -132,9 +132,9 @@ def expansion_launch(kernel: Kernel, profile, front_size: int, block: int = DEFA
     return Launch(block, max(1, min(profile.full_wave_grid(block), needed_blocks)))
 
 
-def fixed_ns(profile, phase: str | None = None, n: int = 1) -> float:
+def fixed_ns(profile, phase: str | None = None, vertices: int = 1) -> float:
     """A launch's time outside the memory machine. An expansion or `topo` launch: the launch
-    overhead. A compaction of an `n`-vertex graph: the profile's measured compaction time at n
+    overhead. A compaction of a graph of `vertices`: the profile's measured compaction time there
     ([compaction], `CompactionCosts.at`), or without that table the launch overhead plus
     `grid_scan_ns` (the one-node compaction): the tile ticket and the grid-wide look-back that gives
     each tile its queue offset, which have no frontier loads or stores, so no jobs. The model adds
@@ -143,13 +143,13 @@ def fixed_ns(profile, phase: str | None = None, n: int = 1) -> float:
     if phase != "compact":
         return float(profile.launch_overhead_ns)
     if profile.compaction is not None:
-        return profile.compaction.at(int(n))
+        return profile.compaction.at(int(vertices))
     return float(profile.launch_overhead_ns) + float(profile.grid_scan_ns)
 
 
-def compaction_baseline_ns(profile, code, critical, n: int = 1) -> float:
-    """The critical-path time the model gives the launch `fixed_ns` measured for a compaction of an
-    `n`-vertex graph: a compaction with an empty next frontier on an edgeless graph of n vertices
+def compaction_baseline_ns(profile, code, critical, vertices: int = 1) -> float:
+    """The critical-path time the model gives the launch `fixed_ns` measured for a compaction of a
+    graph of `vertices`: a compaction with an empty next frontier on an edgeless graph that size
     ([compaction]; of one vertex without it, as `grid_scan_ns` was measured), back to back, so its
     level reads hit in the L2.
 
@@ -158,7 +158,7 @@ def compaction_baseline_ns(profile, code, critical, n: int = 1) -> float:
     compaction is charged its own critical-path time less this one; adding both would count the
     empty kernel's work twice.
     """
-    n = int(n) if profile.compaction is not None else 1
+    n = int(vertices) if profile.compaction is not None else 1
     layout = layout_for(n, 0)
     launch = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
     empty = np.zeros(0, dtype=np.int32)
@@ -205,11 +205,11 @@ def _w_max(per_warp: np.ndarray, physical_warps: int) -> int:
 
 
 def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, profile, load, mode,
-                critical=None, instructions=None, n: int = 1):
+                critical=None, instructions=None, vertices: int = 1):
     """One per-level row; `critical` = (memory ns, bottleneck) from `opmachine.critical` replaces
     Eq. 4's time and bottleneck (the load and MLP columns stay Eq. 4's estimate); `instructions`
-    (`instructions.WarpInstructions`) gives the instruction columns; `n` is the vertex count a
-    compaction's `fixed_ns` is taken at, which `fixed_ns` records."""
+    (`instructions.WarpInstructions`) gives the instruction columns; `vertices` is the size a
+    compaction's `fixed_ns` is taken at (the row records its `fixed_ns`)."""
     jobs = int(counts[:, 0].sum())
     w_max = _w_max(per_warp, profile.physical_warps)
     row = {"level": level, "kernel": kernel_label, "phase": phase, "block": launch.block, "grid": launch.grid,
@@ -221,8 +221,8 @@ def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, cou
     for k, column in enumerate(COUNT_COLUMNS):
         row[column] = int(counts[:, k + 1].sum())
     row.update(memory_prediction(jobs, row["l2_hits"], row["row_hits"], row["row_misses"], w_max, profile, load,
-                                 phase, n))
-    row["fixed_ns"] = fixed_ns(profile, phase, n)
+                                 phase, vertices))
+    row["fixed_ns"] = fixed_ns(profile, phase, vertices)
     if critical is not None:
         row["predicted_ns"] = critical[0] + row["fixed_ns"]
         row["bottleneck"] = critical[1]
