@@ -102,9 +102,10 @@ def parse_compaction(check: Checker, table, device_name: str) -> CompactionCosts
         if len(arrays[key]) != len(sizes):
             check.fail(f"compaction.{key}", f"has {len(arrays[key])} values for {len(sizes)} sizes")
     for i, (low, mid, high) in enumerate(zip(arrays["p10_ns"], arrays["ns"], arrays["p90_ns"])):
-        if not low <= mid <= high:
-            check.fail(f"compaction.ns[{i}]", f"must lie between p10_ns and p90_ns ({low:g} <= {mid:g} <= {high:g} "
-                                              "does not hold)")
+        if low > mid:
+            check.fail(f"compaction.p10_ns[{i}]", f"is above compaction.ns[{i}] ({low:g} > {mid:g})")
+        if high < mid:
+            check.fail(f"compaction.p90_ns[{i}]", f"is below compaction.ns[{i}] ({high:g} < {mid:g})")
     provenance = check.run_provenance(table["provenance"], "compaction.provenance", COMPACTION_RUN_KEYS,
                                       device_name, "the times")
     return CompactionCosts(tuple(sizes), tuple(arrays["ns"]), tuple(arrays["p10_ns"]), tuple(arrays["p90_ns"]),
