@@ -196,9 +196,9 @@ def reached(measured: pd.DataFrame, lanes: pd.DataFrame) -> pd.DataFrame:
 
 
 def fixed_costs(profile) -> dict:
-    """Each launch phase's fixed per-launch cost in ns under `profile` (`opmachine.predict.fixed_ns`,
-    a compaction's at one vertex), which the variable-cost time errors take off measured and
-    predicted times alike where the predicted table has no `fixed_ns` of its own."""
+    """Each launch phase's fixed per-launch cost in ns under `profile` that does not depend on the
+    graph (`opmachine.predict.fixed_ns`, a compaction's at one vertex), which the variable-cost time
+    errors take off measured and predicted times alike."""
     return {phase: fixed_ns(profile, phase) for phase in PHASES}
 
 

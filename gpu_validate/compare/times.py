@@ -10,10 +10,10 @@ Level 3, time:
   rounds were dropped from the statistics). The modes of a (graph, kernel) are those its predicted
   rows carry.
 - Variable-cost time. Every launch's time, measured and predicted alike, includes fixed per-launch
-  constants of the GPU profile: f(launch) = launch_overhead_ns, and for a compaction the measured
-  compaction time at the graph's size (`opmachine.predict.fixed_ns`): the predicted table's
-  `fixed_ns` column, each launch's own, or where it has none, `round_times`'s `fixed`, a
-  phase -> ns mapping. The
+  constants of the GPU profile that do not depend on the graph: f(launch) = launch_overhead_ns, and
+  for a compaction the one-node compaction (`opmachine.predict.fixed_ns` at one vertex;
+  `round_times` takes them as `fixed`, a phase -> ns mapping). What a compaction's measured time
+  adds at the graph's size counts as variable, as the memory time does. The
   model predicts them by construction, so on rounds made mostly of constants the total-time error
   is small whatever the rest of the model does. The variable-cost time of a launch is its time
   minus f(launch), taken from the measurement and the prediction alike: t_var = time_ns - f,
@@ -98,9 +98,9 @@ def round_times(measured: pd.DataFrame, predicted, fixed: Mapping | None = None)
     Columns: graph, kernel, source, level, mode, launches, measured_ns, predicted_ns, error,
     predicted (False when some launch of the round has no prediction: predicted_ns and error NaN),
     then the variable-cost columns fixed_ns, measured_variable_ns, predicted_variable_ns,
-    error_variable and variable_excluded (module docstring). A launch's fixed per-launch cost in ns
-    is the predicted table's `fixed_ns` where it has that column and a value, else `fixed[phase]`
-    (`validate.fixed_costs(profile)`); neither leaves those NaN (and no round excluded).
+    error_variable and variable_excluded (module docstring). `fixed` maps each launch phase to its
+    fixed per-launch cost in ns (`validate.fixed_costs(profile)`); None leaves those NaN (and no round
+    excluded).
     """
     _check(measured, KEY + ("time_ns",), "measured")
     if _empty(predicted):
@@ -109,11 +109,8 @@ def round_times(measured: pd.DataFrame, predicted, fixed: Mapping | None = None)
     _check(predicted, keys + ("predicted_ns",), "predicted", keys=keys)
     modes = predicted[["graph", "kernel", "mode"]].drop_duplicates()
     launches = measured[list(KEY) + ["time_ns"]].merge(modes, on=["graph", "kernel"], how="inner")
-    recorded = ["fixed_ns"] if "fixed_ns" in predicted.columns else []
-    launches = launches.merge(predicted[list(keys) + ["predicted_ns", *recorded]], on=list(keys), how="left")
+    launches = launches.merge(predicted[list(keys) + ["predicted_ns"]], on=list(keys), how="left")
     launches["_fixed"] = _launch_fixed(launches["phase"], fixed)
-    if recorded:  # the prediction's own constant where it has one (a compaction's depends on the graph)
-        launches["_fixed"] = launches["fixed_ns"].astype(float).fillna(launches["_fixed"])
     launches["_measured_variable"] = launches["time_ns"].astype(float) - launches["_fixed"]
     launches["_predicted_variable"] = launches["predicted_ns"].astype(float) - launches["_fixed"]
     grouped = launches.groupby([*ROUND, "mode"], sort=True)
