@@ -254,6 +254,67 @@ def parse_ncu_csv(text: str, source: str = "ncu log", metrics: dict | None = Non
     return df
 
 
+def source_counters_commands(target_argv, report_path, kernel_regex: str = "^bfs_",
+                             ncu: str = "ncu") -> tuple[list[str], list[str]]:
+    """The two ncu argvs that count instructions per SASS line: profile `target_argv`'s kernels whose
+    function name matches `kernel_regex` with the SourceCounters section into `report_path`
+    (.ncu-rep), then print that report's source page as CSV (`parse_source_page` reads it)."""
+    report = str(report_path)
+    profile = [ncu, "--section", "SourceCounters", "--clock-control", "none", "--kernel-name-base", "function",
+               "--kernel-name", f"regex:{kernel_regex}", "--export", report, "--force-overwrite",
+               *map(str, target_argv)]
+    page = [ncu, "--import", report if report.endswith(".ncu-rep") else report + ".ncu-rep", "--page", "source",
+            "--csv", "--print-source", "sass"]
+    return profile, page
+
+
+def parse_source_page(text: str, source: str = "ncu source page") -> pd.DataFrame:
+    """Parse `ncu --import REPORT --page source --csv --print-source sass`: per profiled launch a
+    `"Kernel Name",NAME` line, a header row starting with "Address", then one row per SASS instruction.
+
+    Returns one row per instruction: launch (0..k-1, in the page's order), kernel_name, offset (bytes
+    from the launch's lowest address), sass (the instruction's text) and inst_executed (warp-level
+    executions of that instruction, the page's "Instructions Executed"). Malformed text raises
+    InputError naming `source` and the 1-based line."""
+    records, header, kernel, launch = [], None, None, -1
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.startswith("=="):
+            continue
+        try:
+            fields = next(csv.reader([line]))
+        except (csv.Error, StopIteration) as exc:
+            raise InputError(f"{source}:{lineno}: not a CSV line ({exc})") from None
+        if fields[0] == "Kernel Name":
+            if len(fields) < 2 or not fields[1].strip():
+                raise InputError(f"{source}:{lineno}: a \"Kernel Name\" line without a name")
+            launch, kernel, header = launch + 1, kernel_base_name(fields[1].strip()), None
+            continue
+        if fields[0] == "Address":
+            missing = [c for c in ("Source", "Instructions Executed") if c not in fields]
+            if missing or kernel is None:
+                raise InputError(f"{source}:{lineno}: " + (f"source page header lacks column {missing[0]!r}"
+                                                           if missing else "a header before any \"Kernel Name\" line"))
+            header = {name: i for i, name in enumerate(fields)}
+            continue
+        if header is None:
+            raise InputError(f"{source}:{lineno}: an instruction row before its launch's header")
+        if len(fields) != len(header):
+            raise InputError(f"{source}:{lineno}: {len(fields)} fields where the header has {len(header)}")
+        address = fields[header["Address"]].strip()
+        if not re.fullmatch(r"0x[0-9a-fA-F]+", address):
+            raise InputError(f"{source}:{lineno}: Address is {address!r}, not a hexadecimal number")
+        executed = _parse_int(fields[header["Instructions Executed"]], "Instructions Executed", source, lineno)
+        if executed < 0:
+            raise InputError(f"{source}:{lineno}: Instructions Executed is {executed}, a negative count")
+        records.append({"launch": launch, "kernel_name": kernel, "offset": int(address, 16),
+                        "sass": fields[header["Source"]].strip(), "inst_executed": executed})
+    if not records:
+        raise InputError(f"{source}: no instruction rows; was it `ncu --page source --csv --print-source sass`?")
+    table = pd.DataFrame.from_records(records)
+    table["offset"] -= table.groupby("launch")["offset"].transform("min")
+    return table
+
+
 def _warn_missing(records, metrics: dict, header: dict, source: str) -> None:
     """One DataWarning per metric that ncu did not report, or printed no value for, in some launches."""
     for short, name in metrics.items():

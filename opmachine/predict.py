@@ -25,7 +25,7 @@ from .bfs_machine import SERVERS
 from .cache import SetAssocState
 from .counters import MeasuredLaunches, check_covers, scale_slots
 from .critical import CriticalPathModel, launch_time, slot_instructions, slot_loads_by_class
-from .instructions import LaunchCode, group_lanes, topo_lanes
+from .instructions import LaunchCode, expansion_lanes, topo_lanes
 from .kernels import (DEFAULT_BLOCK, Kernel, Launch, compact_counts, compact_jobs, compact_warp_steps, expansion_jobs,
                       topo_jobs)
 from .layout import layout_for
@@ -373,8 +373,7 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
                 phase = "expand"
                 instructions = None
                 if code is not None and not rehearsal:
-                    group = expansion.group_size
-                    lanes = group_lanes(degrees[front], group, launch.warps) if code.diverges and group else None
+                    lanes = expansion_lanes(expansion, degrees[front], launch.warps) if code.diverges else None
                     instructions = code.expansion(trace, expansion.geometry, front.size, lanes)
             counts, misses_at, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
             if kernel.data_driven:

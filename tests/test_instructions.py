@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpu_validate.divergence_probe import case_graph
 from opmachine.critical import CriticalPathModel, launch_time
 from opmachine.instructions import (CLASSES, WAITS, group_lanes, instruction_class, kernel_code, listing_name, load_listing,
-                                    parse_listing, steps_per_warp)
+                                    parse_listing, segment_lanes, steps_per_warp)
 from opmachine.instructions.blocks import ACTIVE, NEVER, WARP, block_events
-from opmachine.instructions.code import DIVERGENCE
+from opmachine.instructions.code import DIVERGENCE, divergence_code
 from opmachine.instructions.trips import EMPTY, OUT_OF_RANGE, SKIPPED, lane_divergence
 from opmachine.kernels import parse_kernel
 from opmachine.predict import predict_bfs
@@ -21,6 +22,7 @@ from simdmodel import Mapping, load_graph
 from simdmodel.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "instructions"
+DIVERGENCE_RUN = FIXTURES / "h100_ws_divergence"
 KERNELS = ("topo", "compact", "sm-1", "sm-2", "sm-4", "sm-8", "sm-16", "sm-32", "ws", "scan")
 
 
@@ -49,7 +51,7 @@ def test_ws_per_trip_counts_match_its_source():
     search step one shared load; per step the five-shuffle warp scan and its total (six shuffles), two
     shared stores and the three vertex loads."""
     code = kernel_code("ws", "sm_90")
-    assert set(code.events) == {WARP, ACTIVE, "step", "round", "search", *DIVERGENCE}
+    assert set(code.events) == {WARP, ACTIVE, "step", "round", "search", "regroup", "diverged"}
     search, round_, step = code.per_trip("search"), code.per_trip("round"), code.per_trip("step")
     assert (search["shared_ld"], search["global_ld"], search["wait_shared_ld"]) == (1, 0, 1)
     assert (round_["shared_ld"], round_["global_ld"], round_["global_st"]) == (2, 2, 1)
@@ -85,6 +87,16 @@ def test_lane_divergence_by_hand():
     lanes[2] = np.where(np.arange(32) % 2, 1, SKIPPED)
     got = lane_divergence(lanes, np.array([0, 1, 0]), 2)
     assert got["parked"].tolist() == [3 + 1, 0] and got["regroup"].tolist() == [3 + 1, 0]
+    assert got["diverged"].tolist() == [2, 0]  # steps 0 and 2
+
+
+def test_segment_lanes_by_hand():
+    # ws, two warps: step 0 (warp 0) has 40 edges (lanes 0-7 loop twice, the rest once), step 1 (warp 1)
+    # 64 (every lane twice), step 2 (warp 0) 5 (five lanes once, the rest skip the loop), step 3 (warp 1) none
+    degrees = np.concatenate([[40] + [0] * 31, [2] * 32, [5] + [0] * 31, [0] * 3])
+    got = segment_lanes(degrees, warps=2)
+    assert got["diverged"].tolist() == [2, 0] and got["regroup"].tolist() == [2, 0]
+    assert got["parked"].tolist() == [1 + 1, 0]
 
 
 def test_group_lanes_by_hand():
@@ -164,18 +176,63 @@ def _error(table, column):
 
 
 def test_expansion_instructions_against_ncu(rmat_counts):
-    """Measured on an H100: scan's expansions within 0.2%, topo within 0.1%, sm-S within 1% (with the
-    lanes parked at the WARPSYNC and the groups that reach it apart, `code.DIVERGENCE`), ws within 7% (its
-    loop reconverges through BSSY / BSYNC, whose diverged re-issues are not counted); shared loads and
-    stores of ws and scan exact."""
+    """Measured on an H100: scan's expansions within 0.2%, topo within 0.1%, sm-S and ws within 1% (with
+    the lanes that leave the loop apart, `code.DIVERGENCE`; ws's shortfall is the two or three
+    instructions per diverged step that no SASS line holds, see below); shared loads and stores of ws and
+    scan exact."""
     table = rmat_counts[rmat_counts["phase"] != "compact"]
-    bounds = {"scan": 0.002, "ws": 0.07, "topo": 0.001}
+    bounds = {"scan": 0.002, "topo": 0.001}
     for kernel, group in table.groupby("kernel"):
         assert _error(group, "inst_executed").abs().max() <= bounds.get(kernel, 0.01), kernel
     for kernel in ("ws", "scan"):
         group = table[table["kernel"] == kernel]
         assert (group["shared_ld_inst_model"] == group["shared_ld_inst"]).all()
         assert (group["shared_st_inst_model"] == group["shared_st_inst"]).all()
+
+
+@pytest.fixture(scope="module")
+def probe_counts():
+    """The divergence probe's cases (gpu_validate.divergence_probe) measured on an H100, with the model's
+    count of each case's one expansion (BFS level 1)."""
+    measured = pd.read_csv(DIVERGENCE_RUN / "ws_divergence.csv")
+    profile, kernel = load_profile("h100"), parse_kernel("ws")
+    model = []
+    for name in measured["case"]:
+        levels = predict_bfs(case_graph(name), 0, kernel, profile, l2_model="setassoc").per_level
+        model.append(levels.loc[(levels["level"] == 1) & (levels["phase"] == "expand"), "inst_executed"].item())
+    return measured.assign(model=model)
+
+
+def test_ws_instructions_equal_the_per_line_counts_of_every_probe_case(probe_counts):
+    """Exact on every case, lanes together or apart, one step or many, but `no_edges`: all its lanes skip
+    the loop and with it the loop's one-instruction preheader, which the model counts in every step."""
+    exact = probe_counts[probe_counts["case"] != "no_edges"]
+    assert (exact["model"] == exact["inst_executed_by_line"]).all()
+    assert exact["diverged_steps"].sum() > 60 and (exact["diverged_steps"] == 0).sum() >= 4
+    none = probe_counts[probe_counts["case"] == "no_edges"].iloc[0]
+    assert none["model"] == none["inst_executed_by_line"] + 1
+
+
+def test_the_gpu_issues_two_or_three_unlisted_instructions_per_diverged_step(probe_counts):
+    """smsp__inst_executed counts, per step whose lanes leave the loop apart, 2 or 3 instructions that no
+    SASS line of the SourceCounters page holds (none in a converged step): the model, which counts lines,
+    falls short by that much."""
+    extra = probe_counts["inst_executed"] - probe_counts["inst_executed_by_line"]
+    steps = probe_counts["diverged_steps"]
+    assert ((extra >= 2 * steps) & (extra <= 3 * steps)).all()
+
+
+def test_divergence_rows_are_the_per_line_difference_of_a_diverged_step():
+    """first8_2 differs from all2 only in lanes 8..31 leaving after one trip: one diverged step, one extra
+    group. Per SASS line, the measured difference is the `regroup` plus the `diverged` instructions."""
+    lines = pd.read_csv(DIVERGENCE_RUN / "ws_divergence_lines.csv")
+    counts = lines.pivot_table(index="offset", columns="case", values="inst_executed", fill_value=0)
+    delta = counts["first8_2"] - counts["all2"]
+    expected: dict[int, int] = {}
+    for event in ("regroup", "diverged"):
+        for ins, _, sign in divergence_code(load_listing("ws", "sm_90"))[event]:
+            expected[ins.offset] = expected.get(ins.offset, 0) + sign
+    assert {k: v for k, v in expected.items() if v} == {int(k): int(v) for k, v in delta.items() if v}
 
 
 def test_compaction_instructions_are_a_lower_bound(rmat_counts):

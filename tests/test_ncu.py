@@ -23,7 +23,9 @@ from gpu_validate.ncu import (
     metrics_for,
     ncu_command,
     parse_ncu_csv,
+    parse_source_page,
     run_ncu,
+    source_counters_commands,
 )
 from simdmodel.errors import DataWarning, InputError
 
@@ -485,3 +487,71 @@ def test_a_complete_log_parses_without_warnings():
         df = parse_ncu_csv(fixture("multi.csv"), source="multi.csv",
                            metrics={k: v for k, v in METRICS["sm_90"].items() if k not in later})
     assert len(df) == len(MULTI)
+
+
+SOURCE_PAGE = Path(__file__).parent / "fixtures" / "instructions" / "h100_ws_divergence" / "ncu_source_page.csv"
+
+
+def test_source_page_of_a_recorded_launch():
+    """The divergence probe's first launch (case all1) as ncu 2025.3 printed its SASS source page."""
+    table = parse_source_page(SOURCE_PAGE.read_text())
+    assert set(table["launch"]) == {0} and set(table["kernel_name"]) == {"bfs_expand_ws"}
+    assert table["offset"].tolist() == list(range(0, 16 * len(table), 16))
+    assert table["sass"].iloc[0] == "LDC R1, c[0x0][0x28]"
+    assert table["inst_executed"].sum() == 220  # ws_divergence.csv: all1's inst_executed_by_line
+    assert table["inst_executed"].iloc[0] == 8  # every launched warp of the one block
+
+
+def test_source_page_launches_and_offsets_by_hand():
+    text = textwrap.dedent('''\
+        "Kernel Name","bfs_a<4>",
+        "Address","Source","Instructions Executed","Other"
+        "0x7f0000000110","      EXIT","1,024","x"
+        "0x7f0000000100","      LDC R1, c[0x0][0x28]","8","y"
+        "Kernel Name","bfs_b",
+        "Address","Source","Instructions Executed"
+        "0xa00","  NOP","0"
+        ''')
+    table = parse_source_page(text)
+    assert table[["launch", "kernel_name", "offset", "sass", "inst_executed"]].values.tolist() == [
+        [0, "bfs_a", 16, "EXIT", 1024], [0, "bfs_a", 0, "LDC R1, c[0x0][0x28]", 8], [1, "bfs_b", 0, "NOP", 0]]
+
+
+@pytest.mark.parametrize("text, message", [
+    ('"Address","Source","Instructions Executed"\n', "before any"),
+    ('"Kernel Name","k"\n"0x10","NOP","1"\n', "before its launch's header"),
+    ('"Kernel Name","k"\n"Address","Source"\n', "lacks column 'Instructions Executed'"),
+    ('"Kernel Name","k"\n"Address","Source","Instructions Executed"\n"0x10","NOP"\n', "2 fields"),
+    ('"Kernel Name","k"\n"Address","Source","Instructions Executed"\n"16","NOP","1"\n', "not a hexadecimal"),
+    ('"Kernel Name","k"\n"Address","Source","Instructions Executed"\n"0x10","NOP","1.5"\n', "not an integer"),
+    ('"Kernel Name","k"\n"Address","Source","Instructions Executed"\n"0x10","NOP","-1"\n', "negative"),
+    ('"Kernel Name",""\n', "without a name"),
+    ("==PROF== nothing\n", "no instruction rows"),
+])
+def test_source_page_errors_name_the_line(text, message):
+    with pytest.raises(InputError, match=message) as error:
+        parse_source_page(text, source="page.csv")
+    assert str(error.value).startswith("page.csv") and "\n" not in str(error.value)
+
+
+@FUZZ
+@given(st.data())
+def test_fuzzed_source_pages_parse_or_raise_input_error(data):
+    text = "\n".join(SOURCE_PAGE.read_text().splitlines()[:8])
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(text)))
+        cut = data.draw(st.integers(0, 12))
+        text = text[:at] + data.draw(JUNK) + text[at + cut:]
+    try:
+        table = parse_source_page(text)
+    except InputError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert (table["offset"] >= 0).all() and (table["inst_executed"] >= 0).all()
+
+
+def test_source_counters_commands():
+    profile, page = source_counters_commands(["python", "-m", "probe"], "/tmp/r", "^bfs_expand_ws$", ncu="ncu")
+    assert profile[:3] == ["ncu", "--section", "SourceCounters"] and profile[-3:] == ["python", "-m", "probe"]
+    assert "regex:^bfs_expand_ws$" in profile and "/tmp/r" in profile
+    assert page == ["ncu", "--import", "/tmp/r.ncu-rep", "--page", "source", "--csv", "--print-source", "sass"]

@@ -16,11 +16,12 @@ import numpy as np
 from .blocks import block_events
 from .code import WAITS, KernelCode, kernel_code, warp_instructions
 from .listing import CLASSES, Listing, instruction_class, load_listing, parse_listing
-from .trips import compact_trips, expansion_trips, group_lanes, steps_per_warp, topo_lanes, topo_trips
+from .trips import (compact_trips, expansion_lanes, expansion_trips, group_lanes, segment_lanes, steps_per_warp,
+                    topo_lanes, topo_trips)
 
 __all__ = ["CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of", "compact_trips",
-           "expansion_trips", "group_lanes", "has_listing", "hop_cycles", "instruction_class", "kernel_code",
-           "listing_name", "load_listing", "parse_listing", "steps_per_warp", "topo_lanes", "topo_trips",
+           "expansion_lanes", "expansion_trips", "group_lanes", "has_listing", "hop_cycles", "instruction_class", "kernel_code",
+           "listing_name", "load_listing", "parse_listing", "segment_lanes", "steps_per_warp", "topo_lanes", "topo_trips",
            "warp_instructions"]
 
 
@@ -105,14 +106,14 @@ class LaunchCode:
         return WarpInstructions(*warp_instructions(self.main, {**topo_trips(trace), **(lanes or {})}))
 
     def expansion(self, trace, geometry, front_size: int, lanes: dict | None = None) -> WarpInstructions:
-        """`lanes`: the launch's `trips.group_lanes` for an `sm-S` expansion (None: no divergence counted)."""
+        """`lanes`: the launch's `trips.expansion_lanes` (None: no divergence counted)."""
         trips = expansion_trips(trace, geometry, front_size)
         return WarpInstructions(*warp_instructions(self.main, {**trips, **(lanes or {})}))
 
     @property
     def diverges(self) -> bool:
-        """Whether the main kernel's lanes meet again at a WARPSYNC.ALL (`code.DIVERGENCE` events)."""
-        return "parked" in self.main.events
+        """Whether the main kernel's lanes meet again at a warp sync after their loop (`code.DIVERGENCE`)."""
+        return "regroup" in self.main.events
 
     def compaction(self, steps, stores, block: int) -> WarpInstructions:
         """From each warp's steps and stores (`kernels.compact_warp_steps`)."""

@@ -18,13 +18,20 @@ import numpy as np
 from .blocks import NEVER, block_events
 from .listing import CLASSES, load_listing
 
-DIVERGENCE = ("parked", "regroup")
-"""Events of a warp whose lanes leave a loop at different times and meet again at its `WARPSYNC.ALL`
-(independent thread scheduling): `parked`, each loop iteration run while some lanes already wait at
-the sync (they re-issue the WARPSYNC once per iteration: one instruction); `regroup`, each extra group
-of lanes that reaches the sync on its own (it runs the code from the loop's exit to the sync). Their
-trips come from the lanes' own trip counts (`trips.lane_divergence`); a kernel without a WARPSYNC.ALL
-has neither event, and a launch whose lanes are not counted runs them zero times."""
+DIVERGENCE = ("parked", "regroup", "diverged")
+"""Events of a warp whose lanes leave its per-lane loop (the `round` loop) at different times and meet
+again at the warp sync after it (independent thread scheduling). Where that sync is a `WARPSYNC.ALL`
+(topo, sm-S): `parked`, each loop iteration run while some lanes already wait at it (they re-issue it
+once per iteration: one instruction), and `regroup`, each extra group of lanes that reaches it on its
+own (that group runs the code from the loop's exit to the sync). Where it is a `BRA.DIV` to the
+`WARPSYNC.COLLECTIVE` fallback of `__syncwarp` (ws: the lanes wait at the loop's `BSYNC` without
+re-issuing, so no `parked`): `regroup`, each extra group, which runs the code from the loop's exit to
+the `BRA.DIV` and the fallback's per-group part (up to its `WARPSYNC.COLLECTIVE`, and from its
+`ENDCOLLECTIVE` to its `BSYNC`), and `diverged`, once per step whose lanes leave in two or more
+groups: the first group's fallback and the collective's body run instead of the converged path from
+the `BRA.DIV` back to the join (its row is the one less the other). Measured per instruction on an
+H100 (tests/fixtures/instructions/h100_ws_divergence.csv). Their trips come from the lanes' own trip
+counts (`trips.lane_divergence`); a launch whose lanes are not counted runs them zero times."""
 WAITS = ("shared_ld", "shuffle", "barrier")
 """Variable-latency instructions a warp's path waits on beyond their scheduled stall: shared-memory
 loads (LDS), shuffles and votes (SHFL, VOTE), block barriers (BAR)."""
@@ -68,38 +75,66 @@ def _wait_kind(ins) -> int:
     return -1
 
 
-def _divergence_code(listing) -> dict:
-    """The DIVERGENCE events' instructions: (event -> [(instruction, stall counted)]); empty without a
-    WARPSYNC.ALL. `regroup` runs from the fall-through region's start (after the last branch or exit
-    before the sync) through the sync; `parked` re-issues the sync alone, off the warp's own path."""
+def _region_start(code, i: int) -> int:
+    """Index of the first instruction of the straight-line run that ends at `i` (after the last branch
+    or exit before it)."""
+    while i > 0 and code[i - 1].op not in ("BRA", "EXIT", "RET", "CALL"):
+        i -= 1
+    return i
+
+
+def _index_of_label(listing, label) -> int:
+    offset = listing.labels[label]
+    return next(i for i, ins in enumerate(listing.instructions) if ins.offset == offset)
+
+
+def divergence_code(listing) -> dict:
+    """The DIVERGENCE events' instructions: event -> [(instruction, on the warp's path, sign)]; empty
+    when no warp sync follows the `round` loop. The sync is the first unguarded `WARPSYNC.ALL` or
+    `BRA.DIV` after the loop's last back-edge branch."""
     code = listing.instructions
-    sync = next((i for i, ins in enumerate(code) if ins.opcode == "WARPSYNC.ALL" and not ins.guard), None)
+    loop_end = max((i for i, ins in enumerate(code) if ins.op == "BRA" and ins.target and not ins.divergent_only
+                    and listing.marker_of(ins) == "round" and _index_of_label(listing, ins.target) <= i),
+                   default=None)
+    if loop_end is None:
+        return {}
+    sync = next((i for i in range(loop_end + 1, len(code))
+                 if (code[i].opcode == "WARPSYNC.ALL" and not code[i].guard) or code[i].divergent_only), None)
     if sync is None:
         return {}
-    start = sync
-    while start > 0 and code[start - 1].op not in ("BRA", "EXIT", "RET", "CALL"):
-        start -= 1
-    return {"parked": [(code[sync], False)], "regroup": [(ins, True) for ins in code[start:sync + 1]]}
+    exit_run = [(ins, True, 1) for ins in code[_region_start(code, sync):sync + 1]]
+    if not code[sync].divergent_only:
+        return {"parked": [(code[sync], False, 1)], "regroup": exit_run}
+    slow = _index_of_label(listing, code[sync].target)
+    back = next(i for i in range(slow, len(code)) if code[i].op == "BRA" and not code[i].conditional)
+    join = _index_of_label(listing, code[back].target)
+    begin = next(i for i in range(slow, back) if code[i].opcode.startswith("WARPSYNC.COLLECTIVE"))
+    end = next(i for i in range(begin, back) if code[i].op == "ENDCOLLECTIVE")
+    close = next(i for i in range(end, back) if code[i].op == "BSYNC")
+    per_group = [(ins, True, 1) for ins in code[slow:begin + 1] + code[end + 1:close + 1]]
+    once = [(ins, True, 1) for ins in code[begin + 1:end + 1] + code[close + 1:back + 1]]
+    converged = [(ins, True, -1) for ins in code[sync + 1:join]]
+    return {"regroup": exit_run + per_group, "diverged": per_group + once + converged}
 
 
 def code_from_listing(listing, arch: str) -> KernelCode:
     """`KernelCode` of a parsed listing."""
     blocks = [b for b in block_events(listing) if b.event != NEVER]
-    divergence = _divergence_code(listing)
+    divergence = divergence_code(listing)
     events = tuple(dict.fromkeys(b.event for b in blocks)) + tuple(divergence)
     counts = np.zeros((len(events), len(CLASSES)), dtype=np.int64)
     stalls = np.zeros(len(events), dtype=np.float64)
     waits = np.zeros((len(events), len(WAITS)), dtype=np.int64)
-    runs = [(b.event, [(ins, True) for ins in listing.instructions[b.first:b.end]]) for b in blocks]
+    runs = [(b.event, [(ins, True, 1) for ins in listing.instructions[b.first:b.end]]) for b in blocks]
     for event, instructions in runs + list(divergence.items()):
         e = events.index(event)
-        for ins, on_path in instructions:
-            counts[e, CLASSES.index(ins.cls)] += 1
+        for ins, on_path, sign in instructions:
+            counts[e, CLASSES.index(ins.cls)] += sign
             if on_path:
-                stalls[e] += ins.stall
+                stalls[e] += sign * ins.stall
                 kind = _wait_kind(ins)
                 if kind >= 0:
-                    waits[e, kind] += 1
+                    waits[e, kind] += sign
     return KernelCode(listing.kernel, arch, events, counts, stalls, waits)
 
 

@@ -26,7 +26,7 @@ _GLOBAL_LD = ("LDG", "LD")
 _GLOBAL_ST = ("STG", "ST")
 _ATOMIC = ("ATOMG", "ATOM", "ATOMS", "RED", "REDG")
 _CONTROL = ("BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "CALL", "BSSY", "BSYNC", "BREAK", "WARPSYNC", "YIELD",
-            "NOP", "VOTE", "VOTEU", "SHFL", "MATCH", "BMOV", "KILL", "BPT", "NANOSLEEP", "ELECT")
+            "NOP", "VOTE", "VOTEU", "SHFL", "MATCH", "BMOV", "KILL", "BPT", "NANOSLEEP", "ELECT", "ENDCOLLECTIVE")
 _BARRIER = ("BAR", "MEMBAR", "DEPBAR", "ERRBAR", "CCTL", "FENCE")
 
 _INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]+)\*/\s+(.*?)\s*;?\s*/\*\s*(0x[0-9a-f]{16})\s*\*/\s*$")

@@ -12,8 +12,9 @@ already knows, per launched warp:
 - `round`: inner-loop iterations of the warp (one EDL job each); `store`: iterations or chunks with a
   store (OP jobs); `search`: binary-search steps, ceil(log2 entries) per round over the unit's
   entries (ws: 32, scan: the CTA size), the same for every lane;
-- `parked`, `regroup` (`code.DIVERGENCE`): from each step's lane trip counts (`lane_divergence`:
-  `topo_lanes` and `group_lanes` give them), per step max - min lane trips and the distinct exits - 1;
+- `parked`, `regroup`, `diverged` (`code.DIVERGENCE`): from each step's lane trip counts
+  (`lane_divergence`: `topo_lanes`, `group_lanes` and `segment_lanes` give them), per step max - min
+  lane trips, the distinct exits - 1, and whether there are two or more;
 - `lookback`, `poll`: the compaction's decoupled look-back, one step and one poll per warp whose
   lanes have a predecessor tile (tile t, warp k of its block: t >= 1, and t - 1 >= 32 k), as when
   every predecessor is already done (no spinning).
@@ -69,6 +70,7 @@ def expansion_trips(trace, geometry, front_size: int) -> dict:
 def _divergence(lanes, warp_of_step, warps):
     parked = np.zeros(warps)
     regroup = np.zeros(warps)
+    diverged = np.zeros(warps)
     seen = np.empty(lanes.shape[1], dtype=lanes.dtype)
     for s in range(lanes.shape[0]):
         most, least, distinct = 0, -1, 0
@@ -88,15 +90,17 @@ def _divergence(lanes, warp_of_step, warps):
         w = warp_of_step[s]
         parked[w] += most - least
         regroup[w] += distinct - 1
-    return parked, regroup
+        diverged[w] += distinct > 1
+    return parked, regroup, diverged
 
 
 def lane_divergence(lanes: np.ndarray, warp_of_step: np.ndarray, warps: int) -> dict:
-    """`parked` and `regroup` trips per launched warp from each step's lanes (steps x 32: a lane's loop
-    trips, or OUT_OF_RANGE / SKIPPED / EMPTY for the branch it left by) and the warp that runs it."""
-    parked, regroup = _divergence(np.ascontiguousarray(lanes, dtype=np.int64),
-                                  np.asarray(warp_of_step, dtype=np.int64), int(warps))
-    return {"parked": parked, "regroup": regroup}
+    """`parked`, `regroup` and `diverged` trips per launched warp from each step's lanes (steps x 32: a
+    lane's loop trips, or OUT_OF_RANGE / SKIPPED / EMPTY for the branch it left by) and the warp that
+    runs it."""
+    parked, regroup, diverged = _divergence(np.ascontiguousarray(lanes, dtype=np.int64),
+                                            np.asarray(warp_of_step, dtype=np.int64), int(warps))
+    return {"parked": parked, "regroup": regroup, "diverged": diverged}
 
 
 def topo_lanes(levels: np.ndarray, degrees: np.ndarray, level: int, warps: int) -> dict:
@@ -123,6 +127,28 @@ def group_lanes(front_degrees: np.ndarray, group_size: int, warps: int) -> dict:
     if lanes.shape[1] < 32:  # lanes beyond g groups own no entry
         lanes = np.hstack([lanes, np.full((steps, 32 - lanes.shape[1]), OUT_OF_RANGE)])
     return lane_divergence(lanes, np.arange(steps) % warps, warps)
+
+
+def segment_lanes(front_degrees: np.ndarray, warps: int) -> dict:
+    """`lane_divergence` of a `ws` expansion: virtual warp c takes queue entries 32c .. 32c + 31 and its
+    lanes stride over their E concatenated edges, lane l taking edges l, l + 32, ...: ceil((E - l) / 32)
+    trips, or none (EMPTY, the branch past the loop) when l >= E; on warp c mod warps."""
+    steps = -(-front_degrees.size // 32)
+    padded = np.zeros(steps * 32, dtype=np.int64)
+    padded[:front_degrees.size] = front_degrees
+    edges = padded.reshape(steps, 32).sum(axis=1)[:, None]
+    trips = -(-(edges - np.arange(32)[None, :]) // 32)
+    return lane_divergence(np.where(trips > 0, trips, EMPTY), np.arange(steps) % warps, warps)
+
+
+def expansion_lanes(mapping, front_degrees: np.ndarray, warps: int) -> dict | None:
+    """The lanes' divergence events of an expansion by `mapping` over a frontier with these degrees
+    (`group_lanes` for sm-S, `segment_lanes` for ws); None for a strategy whose lanes are not counted."""
+    if mapping.spec.name == "group":
+        return group_lanes(front_degrees, mapping.group_size, warps)
+    if mapping.spec.name == "ws":
+        return segment_lanes(front_degrees, warps)
+    return None
 
 
 def compact_trips(steps: np.ndarray, stores: np.ndarray, block: int) -> dict:
