@@ -95,7 +95,8 @@ def record(directory: Path, gpu: str) -> None:
     lines = parse_source_page(text, "ncu source page of the divergence probe")
     names = list(CASES)
     if len(totals) != len(names) or lines["launch"].nunique() != len(names):
-        raise RuntimeError(f"expected {len(names)} profiled launches, got {len(totals)} and {lines['launch'].nunique()}")
+        raise RuntimeError(f"expected {len(names)} profiled launches, got {len(totals)} and "
+                           f"{lines['launch'].nunique()}")
     by_line = lines.groupby("launch")["inst_executed"].sum()
     table = pd.DataFrame({"case": names, "entries": [len(CASES[n]) for n in names], "grid": totals["grid"],
                           "diverged_steps": [diverged_steps(CASES[n]) for n in names],
@@ -111,7 +112,8 @@ def record(directory: Path, gpu: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Launch every case once; 0 when every launch wrote exactly the levels the CPU expects."""
-    parser = argparse.ArgumentParser(prog="python -m gpu_validate.divergence_probe", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m gpu_validate.divergence_probe",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--gpu", default="h100", help="profile whose launch geometry the model uses (default h100)")
     parser.add_argument("--record", type=Path, metavar="DIR", help="profile the launches under ncu into DIR")
     args = parser.parse_args(argv)

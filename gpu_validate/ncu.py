@@ -184,6 +184,18 @@ def kernel_base_name(signature: str) -> str:
     return head[-1].split("::")[-1] if head else s
 
 
+def _csv_lines(text: str):
+    """(1-based line number, fields, None), or (line number, None, the csv error), for each line of
+    `text` that is neither blank nor one of ncu's own messages ("==...")."""
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.startswith("=="):
+            continue
+        try:
+            yield lineno, next(csv.reader([line])), None
+        except (csv.Error, StopIteration) as exc:
+            yield lineno, None, exc
+
+
 def parse_ncu_csv(text: str, source: str = "ncu log", metrics: dict | None = None) -> pd.DataFrame:
     """Parse ncu's `--csv --page raw` output into one row per profiled launch, in ncu's ID order.
 
@@ -196,15 +208,11 @@ def parse_ncu_csv(text: str, source: str = "ncu log", metrics: dict | None = Non
     1-based line."""
     metrics = metrics or metrics_for()
     header, units, rows = None, None, []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.startswith("=="):
-            continue
-        try:
-            fields = next(csv.reader([line]))
-        except (csv.Error, StopIteration) as exc:
+    for lineno, fields, error in _csv_lines(text):
+        if error is not None:
             if header is None:
                 continue
-            raise InputError(f"{source}:{lineno}: not a CSV line ({exc})") from None
+            raise InputError(f"{source}:{lineno}: not a CSV line ({error})")
         if header is None:
             if fields and fields[0] == "ID":
                 header, header_line = fields, lineno
@@ -277,13 +285,9 @@ def parse_source_page(text: str, source: str = "ncu source page") -> pd.DataFram
     executions of that instruction, the page's "Instructions Executed"). Malformed text raises
     InputError naming `source` and the 1-based line."""
     records, header, kernel, launch = [], None, None, -1
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.startswith("=="):
-            continue
-        try:
-            fields = next(csv.reader([line]))
-        except (csv.Error, StopIteration) as exc:
-            raise InputError(f"{source}:{lineno}: not a CSV line ({exc})") from None
+    for lineno, fields, error in _csv_lines(text):
+        if error is not None:
+            raise InputError(f"{source}:{lineno}: not a CSV line ({error})")
         if fields[0] == "Kernel Name":
             if len(fields) < 2 or not fields[1].strip():
                 raise InputError(f"{source}:{lineno}: a \"Kernel Name\" line without a name")

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from gpu_validate.divergence_probe import case_graph
 from opmachine.critical import CriticalPathModel, launch_time
-from opmachine.instructions import (CLASSES, WAITS, group_lanes, instruction_class, kernel_code, listing_name, load_listing,
-                                    parse_listing, segment_lanes, steps_per_warp)
+from opmachine.instructions import (CLASSES, WAITS, group_lanes, instruction_class, kernel_code, listing_name,
+                                    load_listing, parse_listing, segment_lanes, steps_per_warp)
 from opmachine.instructions.blocks import ACTIVE, NEVER, WARP, block_events
-from opmachine.instructions.code import DIVERGENCE, divergence_code
+from opmachine.instructions.code import DIVERGENCE, code_from_listing, divergence_code
 from opmachine.instructions.trips import EMPTY, OUT_OF_RANGE, SKIPPED, lane_divergence
 from opmachine.kernels import parse_kernel
 from opmachine.predict import predict_bfs
@@ -233,6 +233,12 @@ def test_divergence_rows_are_the_per_line_difference_of_a_diverged_step():
         for ins, _, sign in divergence_code(load_listing("ws", "sm_90"))[event]:
             expected[ins.offset] = expected.get(ins.offset, 0) + sign
     assert {k: v for k, v in expected.items() if v} == {int(k): int(v) for k, v in delta.items() if v}
+
+
+def test_a_syncwarp_fallback_without_its_collective_is_refused():
+    text = (FIXTURES.parent.parent.parent / "opmachine" / "sass" / "sm_90" / "ws.sass").read_text()
+    with pytest.raises(InputError, match="no __syncwarp fallback \\(WARPSYNC.COLLECTIVE missing\\)"):
+        code_from_listing(parse_listing(text.replace("WARPSYNC.COLLECTIVE", "NOP"), "ws"), "sm_90")
 
 
 def test_compaction_instructions_are_a_lower_bound(rmat_counts):

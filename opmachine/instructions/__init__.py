@@ -20,9 +20,9 @@ from .trips import (compact_trips, expansion_lanes, expansion_trips, group_lanes
                     topo_lanes, topo_trips)
 
 __all__ = ["CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of", "compact_trips",
-           "expansion_lanes", "expansion_trips", "group_lanes", "has_listing", "hop_cycles", "instruction_class", "kernel_code",
-           "listing_name", "load_listing", "parse_listing", "segment_lanes", "steps_per_warp", "topo_lanes", "topo_trips",
-           "warp_instructions"]
+           "expansion_lanes", "expansion_trips", "group_lanes", "has_listing", "hop_cycles", "instruction_class",
+           "kernel_code", "listing_name", "load_listing", "parse_listing", "segment_lanes", "steps_per_warp",
+           "topo_lanes", "topo_trips", "warp_instructions"]
 
 
 def has_listing(kernel: str, arch: str) -> bool:

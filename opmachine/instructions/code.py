@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simdmodel.errors import InputError
+
 from .blocks import NEVER, block_events
 from .listing import CLASSES, load_listing
 
@@ -30,7 +32,7 @@ the `BRA.DIV` and the fallback's per-group part (up to its `WARPSYNC.COLLECTIVE`
 `ENDCOLLECTIVE` to its `BSYNC`), and `diverged`, once per step whose lanes leave in two or more
 groups: the first group's fallback and the collective's body run instead of the converged path from
 the `BRA.DIV` back to the join (its row is the one less the other). Measured per instruction on an
-H100 (tests/fixtures/instructions/h100_ws_divergence.csv). Their trips come from the lanes' own trip
+H100 (tests/fixtures/instructions/h100_ws_divergence/). Their trips come from the lanes' own trip
 counts (`trips.lane_divergence`); a launch whose lanes are not counted runs them zero times."""
 WAITS = ("shared_ld", "shuffle", "barrier")
 """Variable-latency instructions a warp's path waits on beyond their scheduled stall: shared-memory
@@ -84,8 +86,19 @@ def _region_start(code, i: int) -> int:
 
 
 def _index_of_label(listing, label) -> int:
-    offset = listing.labels[label]
-    return next(i for i, ins in enumerate(listing.instructions) if ins.offset == offset)
+    offset = listing.labels.get(label)
+    found = next((i for i, ins in enumerate(listing.instructions) if ins.offset == offset), None)
+    if found is None:
+        raise InputError(f"{listing.kernel}: a branch to unknown label {label}")
+    return found
+
+
+def _first(indices, listing, what: str) -> int:
+    found = next(iter(indices), None)
+    if found is None:
+        raise InputError(f"{listing.kernel}: the BRA.DIV after the `round` loop leads to no __syncwarp fallback "
+                         f"({what} missing)")
+    return found
 
 
 def divergence_code(listing) -> dict:
@@ -106,11 +119,13 @@ def divergence_code(listing) -> dict:
     if not code[sync].divergent_only:
         return {"parked": [(code[sync], False, 1)], "regroup": exit_run}
     slow = _index_of_label(listing, code[sync].target)
-    back = next(i for i in range(slow, len(code)) if code[i].op == "BRA" and not code[i].conditional)
+    back = _first((i for i in range(slow, len(code)) if code[i].op == "BRA" and not code[i].conditional), listing,
+                  "the branch back")
     join = _index_of_label(listing, code[back].target)
-    begin = next(i for i in range(slow, back) if code[i].opcode.startswith("WARPSYNC.COLLECTIVE"))
-    end = next(i for i in range(begin, back) if code[i].op == "ENDCOLLECTIVE")
-    close = next(i for i in range(end, back) if code[i].op == "BSYNC")
+    begin = _first((i for i in range(slow, back) if code[i].opcode.startswith("WARPSYNC.COLLECTIVE")), listing,
+                   "WARPSYNC.COLLECTIVE")
+    end = _first((i for i in range(begin, back) if code[i].op == "ENDCOLLECTIVE"), listing, "ENDCOLLECTIVE")
+    close = _first((i for i in range(end, back) if code[i].op == "BSYNC"), listing, "BSYNC")
     per_group = [(ins, True, 1) for ins in code[slow:begin + 1] + code[end + 1:close + 1]]
     once = [(ins, True, 1) for ins in code[begin + 1:end + 1] + code[close + 1:back + 1]]
     converged = [(ins, True, -1) for ins in code[sync + 1:join]]
