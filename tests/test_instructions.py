@@ -12,8 +12,8 @@ from gpu_validate.divergence_probe import case_graph
 from opmachine.critical import CriticalPathModel, launch_time
 from opmachine.instructions import (CLASSES, WAITS, group_lanes, instruction_class, kernel_code, listing_name,
                                     load_listing, parse_listing, segment_lanes, steps_per_warp)
-from opmachine.instructions.blocks import ACTIVE, NEVER, WARP, block_events
-from opmachine.instructions.code import DIVERGENCE, code_from_listing, divergence_code
+from opmachine.instructions.blocks import ACTIVE, ENTERED, NEVER, WARP, block_events
+from opmachine.instructions.code import DIVERGENCE, code_from_listing, divergence_code, warp_instructions
 from opmachine.instructions.trips import EMPTY, OUT_OF_RANGE, SKIPPED, lane_divergence
 from opmachine.kernels import parse_kernel
 from opmachine.predict import predict_bfs
@@ -51,7 +51,7 @@ def test_ws_per_trip_counts_match_its_source():
     search step one shared load; per step the five-shuffle warp scan and its total (six shuffles), two
     shared stores and the three vertex loads."""
     code = kernel_code("ws", "sm_90")
-    assert set(code.events) == {WARP, ACTIVE, "step", "round", "search", "regroup", "diverged"}
+    assert set(code.events) == {WARP, ACTIVE, "step", "round", "search", "regroup", "diverged", ENTERED}
     search, round_, step = code.per_trip("search"), code.per_trip("round"), code.per_trip("step")
     assert (search["shared_ld"], search["global_ld"], search["wait_shared_ld"]) == (1, 0, 1)
     assert (round_["shared_ld"], round_["global_ld"], round_["global_st"]) == (2, 2, 1)
@@ -88,6 +88,7 @@ def test_lane_divergence_by_hand():
     got = lane_divergence(lanes, np.array([0, 1, 0]), 2)
     assert got["parked"].tolist() == [3 + 1, 0] and got["regroup"].tolist() == [3 + 1, 0]
     assert got["diverged"].tolist() == [2, 0]  # steps 0 and 2
+    assert got["entered"].tolist() == [2, 1]  # step 2: lanes loop once; step 1: twice
 
 
 def test_segment_lanes_by_hand():
@@ -96,7 +97,7 @@ def test_segment_lanes_by_hand():
     degrees = np.concatenate([[40] + [0] * 31, [2] * 32, [5] + [0] * 31, [0] * 3])
     got = segment_lanes(degrees, warps=2)
     assert got["diverged"].tolist() == [2, 0] and got["regroup"].tolist() == [2, 0]
-    assert got["parked"].tolist() == [1 + 1, 0]
+    assert got["parked"].tolist() == [1 + 1, 0] and got["entered"].tolist() == [2, 1]  # step 3 has no edge
 
 
 def test_group_lanes_by_hand():
@@ -204,13 +205,32 @@ def probe_counts():
 
 
 def test_ws_instructions_equal_the_per_line_counts_of_every_probe_case(probe_counts):
-    """Exact on every case, lanes together or apart, one step or many, but `no_edges`: all its lanes skip
-    the loop and with it the loop's one-instruction preheader, which the model counts in every step."""
-    exact = probe_counts[probe_counts["case"] != "no_edges"]
-    assert (exact["model"] == exact["inst_executed_by_line"]).all()
-    assert exact["diverged_steps"].sum() > 60 and (exact["diverged_steps"] == 0).sum() >= 4
-    none = probe_counts[probe_counts["case"] == "no_edges"].iloc[0]
-    assert none["model"] == none["inst_executed_by_line"] + 1
+    """Exact on every case: lanes together or apart, one step or many, and `no_edges`, whose lanes all
+    skip the loop and with it the loop's one-instruction preheader (`blocks.ENTERED`)."""
+    assert (probe_counts["model"] == probe_counts["inst_executed_by_line"]).all()
+    assert probe_counts["diverged_steps"].sum() > 60 and (probe_counts["diverged_steps"] == 0).sum() >= 5
+
+
+@pytest.mark.parametrize("kernel, offset, size, fallback", [("ws", 0x440, 1, "step"), ("sm-32", 0x1A0, 6, "step"),
+                                                            ("sm-4", 0x1E0, 6, "step"), ("topo", 0x200, 5, "vertex")])
+def test_the_round_loops_preheader_runs_in_the_steps_some_lane_enters_it(kernel, offset, size, fallback):
+    listing = load_listing(kernel, "sm_90")
+    entered = [b for b in block_events(listing) if b.event == ENTERED]
+    assert [(listing.instructions[b.first].offset, b.end - b.first, b.fallback) for b in entered] == [
+        (offset, size, fallback)]
+    code = kernel_code(kernel, "sm_90")
+    assert code.fallbacks == ((ENTERED, fallback),) and code.counts[code.row(ENTERED)].sum() == size
+    assert not [b for b in block_events(load_listing("scan", "sm_90")) if b.event == ENTERED]  # no preheader
+
+
+def test_without_lanes_the_preheader_runs_its_stand_ins_trips():
+    code = kernel_code("sm-32", "sm_90")
+    trips = {e: np.array([2.0, 1.0]) for e in code.events if e not in DIVERGENCE and e != ENTERED}
+    without = warp_instructions(code, trips)[0]
+    with_entered = warp_instructions(code, {**trips, ENTERED: trips["step"]})[0]
+    assert np.array_equal(without, with_entered)
+    none_entered = warp_instructions(code, {**trips, ENTERED: np.zeros(2)})[0]
+    assert (without.sum(axis=1) - none_entered.sum(axis=1)).tolist() == [12, 6]
 
 
 def test_the_gpu_issues_two_or_three_unlisted_instructions_per_diverged_step(probe_counts):

@@ -10,6 +10,11 @@ of the innermost loop or region holding it, and outside them all `warp` (once pe
 Blocks reached only through `BRA.DIV` (the fallback a diverged warp takes before a warp-wide
 shuffle) never run in a converged warp and count zero, as do blocks no path reaches. A loop with no
 marker is an error: its trip count would be a guess.
+
+The `round` loop's preheader (the blocks between a conditional branch that jumps past the whole loop,
+its first test, and the loop's header) runs only in the steps where some lane enters the loop:
+event ENTERED, whose trips the lanes give (`trips.lane_divergence`); where they are not counted, the
+event the preheader would otherwise take stands in for it (`entered_fallback`).
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from .listing import Instruction, Listing
 WARP = "warp"
 ACTIVE = "active"
 NEVER = "never"
+ENTERED = "entered"
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,8 @@ class Block:
     first: int
     end: int
     event: str
+    fallback: str | None = None
+    """For an ENTERED block, the event it takes where the lanes are not counted."""
 
 
 def _blocks(listing: Listing) -> tuple[list[int], dict[int, int]]:
@@ -172,4 +180,28 @@ def block_events(listing: Listing) -> list[Block]:
         if event == WARP and any(x in dom[b] and x != b for x in exits):
             event = ACTIVE
         blocks.append(Block(starts[b], ends[b], event))
+    return _mark_preheader(listing, blocks, loops, starts, ends)
+
+
+def _mark_preheader(listing: Listing, blocks: list[Block], loops: dict, starts: list[int], ends: list[int]):
+    """`blocks` with the `round` loop's preheader marked ENTERED (module docstring): the blocks laid out
+    after a block ending in a conditional forward branch past the loop's last instruction, up to the
+    loop's header, none of them in the loop."""
+    code = listing.instructions
+    index_of = {ins.offset: i for i, ins in enumerate(code)}
+    for header, (body, event, offset) in loops.items():
+        if event != "round":
+            continue
+        last = index_of[offset]
+        guard = header - 1
+        while guard >= 0 and guard not in body:
+            branch = code[ends[guard] - 1]
+            if (branch.op == "BRA" and branch.target and branch.conditional and not branch.divergent_only
+                    and _target_index(listing, branch, index_of) > last):
+                break
+            guard -= 1
+        if guard < 0 or guard in body or guard == header - 1:
+            continue
+        for b in range(guard + 1, header):
+            blocks[b] = Block(starts[b], ends[b], ENTERED, blocks[b].event)
     return blocks

@@ -50,6 +50,9 @@ class KernelCode:
     counts: np.ndarray
     stall_cycles: np.ndarray
     waits: np.ndarray
+    fallbacks: tuple[tuple[str, str], ...] = ()
+    """(event, the event whose trips stand in for it where the launch's trips lack it): the round loop's
+    preheader (`blocks.ENTERED`) where the lanes are not counted."""
 
     def row(self, event: str) -> int:
         return self.events.index(event)
@@ -150,7 +153,10 @@ def code_from_listing(listing, arch: str) -> KernelCode:
                 kind = _wait_kind(ins)
                 if kind >= 0:
                     waits[e, kind] += sign
-    return KernelCode(listing.kernel, arch, events, counts, stalls, waits)
+    fallbacks = tuple(dict.fromkeys((b.event, b.fallback) for b in blocks if b.fallback))
+    if len({event for event, _ in fallbacks}) != len(fallbacks):
+        raise InputError(f"{listing.kernel}: the round loop's preheader sits in two different trip events")
+    return KernelCode(listing.kernel, arch, events, counts, stalls, waits, fallbacks)
 
 
 @functools.cache
@@ -161,7 +167,9 @@ def kernel_code(kernel: str, arch: str) -> KernelCode:
 
 def warp_instructions(code: KernelCode, trips: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per launched warp: instructions by class (warps x CLASSES), stall cycles and waits (warps x WAITS),
-    from `trips` (event -> trips per warp, one array per event of `code`)."""
+    from `trips` (event -> trips per warp, one array per event of `code`; an event of `code.fallbacks`
+    it lacks runs its stand-in's trips)."""
+    trips = {**{e: trips[f] for e, f in code.fallbacks if e not in trips and f in trips}, **trips}
     missing = [e for e in code.events if e not in trips and e not in DIVERGENCE]
     if missing:
         raise KeyError(f"{code.kernel}: no trip counts for event(s) {', '.join(missing)}")

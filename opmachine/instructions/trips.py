@@ -12,9 +12,10 @@ already knows, per launched warp:
 - `round`: inner-loop iterations of the warp (one EDL job each); `store`: iterations or chunks with a
   store (OP jobs); `search`: binary-search steps, ceil(log2 entries) per round over the unit's
   entries (ws: 32, scan: the CTA size), the same for every lane;
-- `parked`, `regroup`, `diverged` (`code.DIVERGENCE`): from each step's lane trip counts
-  (`lane_divergence`: `topo_lanes`, `group_lanes` and `segment_lanes` give them), per step max - min
-  lane trips, the distinct exits - 1, and whether there are two or more;
+- `parked`, `regroup`, `diverged` (`code.DIVERGENCE`) and `entered` (`blocks.ENTERED`): from each
+  step's lane trip counts (`lane_divergence`: `topo_lanes`, `group_lanes` and `segment_lanes` give
+  them), per step max - min lane trips, the distinct exits - 1, whether there are two or more, and
+  whether any lane runs the loop at all;
 - `lookback`, `poll`: the compaction's decoupled look-back, one step and one poll per warp whose
   lanes have a predecessor tile (tile t, warp k of its block: t >= 1, and t - 1 >= 32 k), as when
   every predecessor is already done (no spinning).
@@ -71,6 +72,7 @@ def _divergence(lanes, warp_of_step, warps):
     parked = np.zeros(warps)
     regroup = np.zeros(warps)
     diverged = np.zeros(warps)
+    entered = np.zeros(warps)
     seen = np.empty(lanes.shape[1], dtype=lanes.dtype)
     for s in range(lanes.shape[0]):
         most, least, distinct = 0, -1, 0
@@ -91,16 +93,17 @@ def _divergence(lanes, warp_of_step, warps):
         parked[w] += most - least
         regroup[w] += distinct - 1
         diverged[w] += distinct > 1
-    return parked, regroup, diverged
+        entered[w] += most > 0
+    return parked, regroup, diverged, entered
 
 
 def lane_divergence(lanes: np.ndarray, warp_of_step: np.ndarray, warps: int) -> dict:
-    """`parked`, `regroup` and `diverged` trips per launched warp from each step's lanes (steps x 32: a
-    lane's loop trips, or OUT_OF_RANGE / SKIPPED / EMPTY for the branch it left by) and the warp that
-    runs it."""
-    parked, regroup, diverged = _divergence(np.ascontiguousarray(lanes, dtype=np.int64),
-                                            np.asarray(warp_of_step, dtype=np.int64), int(warps))
-    return {"parked": parked, "regroup": regroup, "diverged": diverged}
+    """`parked`, `regroup`, `diverged` and `entered` (steps in which some lane enters the loop) trips per
+    launched warp from each step's lanes (steps x 32: a lane's loop trips, or OUT_OF_RANGE / SKIPPED /
+    EMPTY for the branch it left by) and the warp that runs it."""
+    parked, regroup, diverged, entered = _divergence(np.ascontiguousarray(lanes, dtype=np.int64),
+                                                     np.asarray(warp_of_step, dtype=np.int64), int(warps))
+    return {"parked": parked, "regroup": regroup, "diverged": diverged, "entered": entered}
 
 
 def topo_lanes(levels: np.ndarray, degrees: np.ndarray, level: int, warps: int) -> dict:
