@@ -14,7 +14,7 @@ marker is an error: its trip count would be a guess.
 The `round` loop's preheader (the blocks between a conditional branch that jumps past the whole loop,
 its first test, and the loop's header) runs only in the steps where some lane enters the loop:
 event ENTERED, whose trips the lanes give (`trips.lane_divergence`); where they are not counted, the
-event the preheader would otherwise take stands in for it (`entered_fallback`).
+event the preheader would otherwise take stands in for it (`Block.fallback`).
 """
 from __future__ import annotations
 
@@ -203,5 +203,6 @@ def _mark_preheader(listing: Listing, blocks: list[Block], loops: dict, starts: 
         if guard < 0 or guard in body or guard == header - 1:
             continue
         for b in range(guard + 1, header):
-            blocks[b] = Block(starts[b], ends[b], ENTERED, blocks[b].event)
+            if blocks[b].event != NEVER:
+                blocks[b] = Block(starts[b], ends[b], ENTERED, blocks[b].event)
     return blocks
