@@ -69,11 +69,11 @@ def case_graph(name: str):
 
 
 def diverged_steps(degrees) -> int:
-    """Steps of a ws expansion over these queue degrees whose lanes leave the edge loop in two groups."""
-    degrees = np.asarray(degrees, dtype=np.int64)
-    padded = np.zeros(-(-degrees.size // 32) * 32, dtype=np.int64)
-    padded[:degrees.size] = degrees
-    return int((padded.reshape(-1, 32).sum(axis=1) % 32 != 0).sum())
+    """Steps of a ws expansion over these queue degrees whose lanes leave the edge loop in two groups
+    (`trips.segment_lanes` on one warp)."""
+    from opmachine.instructions import segment_lanes
+
+    return int(segment_lanes(np.asarray(degrees, dtype=np.int64), warps=1)["diverged"][0])
 
 
 def record(directory: Path, gpu: str) -> None:

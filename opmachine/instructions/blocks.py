@@ -61,7 +61,9 @@ def _blocks(listing: Listing) -> tuple[list[int], dict[int, int]]:
     return starts, block_of
 
 
-def _target_index(listing: Listing, ins: Instruction, index_of: dict) -> int:
+def target_index(listing: Listing, ins: Instruction, index_of: dict) -> int:
+    """Index of the instruction that branch `ins` jumps to (`index_of`: offset -> index); an unknown
+    label is an InputError."""
     offset = listing.labels.get(ins.target)
     if offset is None or offset not in index_of:
         raise InputError(f"{listing.kernel}: branch at {ins.offset:#06x} to unknown label {ins.target}")
@@ -104,7 +106,7 @@ def block_events(listing: Listing) -> list[Block]:
         last = code[ends[b] - 1]
         falls = b + 1 < count
         if last.op == "BRA" and last.target:
-            target = block_of[_target_index(listing, last, index_of)]
+            target = block_of[target_index(listing, last, index_of)]
             if not last.divergent_only:
                 succ[b].append(target)
             falls = falls and last.conditional
@@ -156,7 +158,7 @@ def block_events(listing: Listing) -> list[Block]:
     for i, ins in enumerate(code):
         if ins.op != "BRA" or not ins.target or ins.divergent_only or not ins.conditional:
             continue
-        target = _target_index(listing, ins, index_of)
+        target = target_index(listing, ins, index_of)
         event = listing.marker_of(ins)
         if target > i and event is not None and not (set(ins.frames) & loop_lines):
             regions.append((i + 1, target, event))
@@ -180,15 +182,15 @@ def block_events(listing: Listing) -> list[Block]:
         if event == WARP and any(x in dom[b] and x != b for x in exits):
             event = ACTIVE
         blocks.append(Block(starts[b], ends[b], event))
-    return _mark_preheader(listing, blocks, loops, starts, ends)
+    return _mark_preheader(listing, blocks, loops, starts, ends, index_of)
 
 
-def _mark_preheader(listing: Listing, blocks: list[Block], loops: dict, starts: list[int], ends: list[int]):
+def _mark_preheader(listing: Listing, blocks: list[Block], loops: dict, starts: list[int], ends: list[int],
+                    index_of: dict):
     """`blocks` with the `round` loop's preheader marked ENTERED (module docstring): the blocks laid out
     after a block ending in a conditional forward branch past the loop's last instruction, up to the
     loop's header, none of them in the loop."""
     code = listing.instructions
-    index_of = {ins.offset: i for i, ins in enumerate(code)}
     for header, (body, event, offset) in loops.items():
         if event != "round":
             continue
@@ -197,7 +199,7 @@ def _mark_preheader(listing: Listing, blocks: list[Block], loops: dict, starts: 
         while guard >= 0 and guard not in body:
             branch = code[ends[guard] - 1]
             if (branch.op == "BRA" and branch.target and branch.conditional and not branch.divergent_only
-                    and _target_index(listing, branch, index_of) > last):
+                    and target_index(listing, branch, index_of) > last):
                 break
             guard -= 1
         if guard < 0 or guard in body or guard == header - 1:

@@ -17,7 +17,7 @@ import numpy as np
 
 from simdmodel.errors import InputError
 
-from .blocks import NEVER, block_events
+from .blocks import NEVER, block_events, target_index
 from .listing import CLASSES, load_listing
 
 DIVERGENCE = ("parked", "regroup", "diverged")
@@ -88,14 +88,6 @@ def _region_start(code, i: int) -> int:
     return i
 
 
-def _index_of_label(listing, label) -> int:
-    offset = listing.labels.get(label)
-    found = next((i for i, ins in enumerate(listing.instructions) if ins.offset == offset), None)
-    if found is None:
-        raise InputError(f"{listing.kernel}: a branch to unknown label {label}")
-    return found
-
-
 def _first(indices, listing, what: str) -> int:
     found = next(iter(indices), None)
     if found is None:
@@ -109,8 +101,9 @@ def divergence_code(listing) -> dict:
     when no warp sync follows the `round` loop. The sync is the first unguarded `WARPSYNC.ALL` or
     `BRA.DIV` after the loop's last back-edge branch."""
     code = listing.instructions
+    index_of = {ins.offset: i for i, ins in enumerate(code)}
     loop_end = max((i for i, ins in enumerate(code) if ins.op == "BRA" and ins.target and not ins.divergent_only
-                    and listing.marker_of(ins) == "round" and _index_of_label(listing, ins.target) <= i),
+                    and listing.marker_of(ins) == "round" and target_index(listing, ins, index_of) <= i),
                    default=None)
     if loop_end is None:
         return {}
@@ -121,10 +114,10 @@ def divergence_code(listing) -> dict:
     exit_run = [(ins, True, 1) for ins in code[_region_start(code, sync):sync + 1]]
     if not code[sync].divergent_only:
         return {"parked": [(code[sync], False, 1)], "regroup": exit_run}
-    slow = _index_of_label(listing, code[sync].target)
+    slow = target_index(listing, code[sync], index_of)
     back = _first((i for i in range(slow, len(code)) if code[i].op == "BRA" and not code[i].conditional), listing,
                   "the branch back")
-    join = _index_of_label(listing, code[back].target)
+    join = target_index(listing, code[back], index_of)
     begin = _first((i for i in range(slow, back) if code[i].opcode.startswith("WARPSYNC.COLLECTIVE")), listing,
                    "WARPSYNC.COLLECTIVE")
     end = _first((i for i in range(begin, back) if code[i].op == "ENDCOLLECTIVE"), listing, "ENDCOLLECTIVE")
