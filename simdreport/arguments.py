@@ -111,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     _recommend_parser(commands)
     _validate_parser(commands)
     _report_parser(commands)
+    _sweep_parser(commands)
 
     graph = commands.add_parser("graph", help="graph utilities")
     graph_commands = graph.add_subparsers(dest="graph_command", required=True, parser_class=_Parser)
@@ -159,17 +160,22 @@ def _validate_parser(commands) -> None:
     _common(validate)
 
 
-def _report_parser(commands) -> None:
-    report = commands.add_parser("report", help="figures and tables for a suite of graphs: index.html, report.md, CSVs")
-    report.add_argument("specs", nargs="*", metavar="SPEC",
+def _suite_graphs(parser: argparse.ArgumentParser) -> None:
+    """SPEC..., or --graphs-dir DIR with --suite or --manifest."""
+    parser.add_argument("specs", nargs="*", metavar="SPEC",
                         help="graph files or generator specs (default: the built-in suite of generated graphs)")
-    report.add_argument("--graphs-dir", metavar="DIR",
+    parser.add_argument("--graphs-dir", metavar="DIR",
                         help="a folder of graph files instead of SPECs: the files its graphs.toml manifest lists, "
                         "else every graph file in it (see --suite)")
-    report.add_argument("--suite", choices=["real"],
+    parser.add_argument("--suite", choices=["real"],
                         help="with --graphs-dir: the project's manifest of this suite (real: the eighteen public "
                         "real graphs, their loader options, sizes and sha256) for the files in DIR")
-    report.add_argument("--manifest", metavar="FILE", help="with --graphs-dir: this manifest instead of DIR/graphs.toml")
+    parser.add_argument("--manifest", metavar="FILE", help="with --graphs-dir: this manifest instead of DIR/graphs.toml")
+
+
+def _report_parser(commands) -> None:
+    report = commands.add_parser("report", help="figures and tables for a suite of graphs: index.html, report.md, CSVs")
+    _suite_graphs(report)
     report.add_argument("--gpu", metavar="NAME",
                         help="GPU profile name or .toml path for the predictions (default: this machine's GPU's "
                         "measured profile, else h200, whose curves were measured and against which the committed "
@@ -235,3 +241,53 @@ def _recommend_parser(commands) -> None:
     _output(recommend)
     _graph_options(recommend)
     _common(recommend)
+
+
+def _what_if(text: str):
+    from simdmodel.errors import InputError
+
+    from opmachine.profile.whatif import parse_what_if
+
+    try:
+        return parse_what_if(text)
+    except InputError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _sweep_parser(commands) -> None:
+    sweep = commands.add_parser("sweep", help="predicted BFS time over graphs x kernels x sources x GPU profiles "
+                                "(what-ifs included), on Dask; results as a Parquet dataset")
+    _suite_graphs(sweep)
+    sweep.add_argument("--kernels", type=_name_list,
+                       help="kernels (default: topo and every registered mapping: sm-1..sm-32, ws, scan)")
+    sweep.add_argument("--gpu", type=lambda text: [p.strip() for p in text.split(",") if p.strip()],
+                       metavar="PROFILE[,PROFILE...]",
+                       help="base GPU profiles: names or .toml paths, each optionally with what-ifs as "
+                       "NAME:KNOB*FACTOR[,KNOB*FACTOR] (default: this machine's GPU's measured profile, else h200)")
+    sweep.add_argument("--what-if", type=_what_if, action="append", default=[], metavar="KNOB=F[,F...]",
+                       help="also each base profile with one knob scaled by each factor (repeatable); knobs: "
+                       "l2 (capacity), dram (bandwidth), l2bw (L2 bandwidth), sms (SM count), launch (per-launch "
+                       "constants), e.g. --what-if l2=0.5,2 --what-if dram=0.5")
+    sweep.add_argument("--sources", type=_positive, default=1, metavar="K",
+                       help="the first K seeded random sources per graph (default 1)")
+    sweep.add_argument("--seed", type=int, default=1, help="seed for picking sources (default 1)")
+    sweep.add_argument("--cold-l2", action="store_true",
+                       help="start every launch with a cold L2 (default: warm, as back-to-back launches find it)")
+    sweep.add_argument("--time-model", choices=["critical", "eq4"], default="critical",
+                       help="time model (default critical)")
+    where = sweep.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive, metavar="N",
+                       help="worker processes of the local Dask cluster (default: the CPU count)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run on the existing Dask cluster at this address (e.g. tcp://host:8786); its workers "
+                       "need this package and the graph files at the same paths")
+    sweep.add_argument("--out", default="sweep", metavar="DIR",
+                       help="output folder (default ./sweep); a rerun into it skips the tasks it holds")
+    _common(sweep)

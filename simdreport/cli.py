@@ -1,8 +1,9 @@
-"""The `simdmodel` command line: `analyze`, `opm`, `validate`, `report`, `graph info`, `graph convert`.
+"""The `simdmodel` command line: `analyze`, `opm`, `recommend`, `validate`, `report`, `sweep`, `graph info`,
+`graph convert`.
 
 The app layer's front door: argument parsing and printing only; the work is the library calls of
 the layers below (`simdmodel.analyze`, `opmachine.predict_bfs`, `gpu_validate.pipeline.validate_graph`,
-`simdreport.build_report`). User mistakes (bad files, options, ids) print one line
+`simdreport.build_report`, `simdreport.sweep.run_sweep`). User mistakes (bad files, options, ids) print one line
 `simdmodel: error: ...` and exit 2; data a run goes on without prints one `simdmodel: warning: ...`
 line; output files are written atomically, so a failed run leaves none behind. Heavy modules load
 lazily. `python -m simdreport` runs it too.
@@ -85,6 +86,8 @@ def _dispatch(args) -> int:
         return _run_validate(args)
     if args.command == "report":
         return _run_report(args)
+    if args.command == "sweep":
+        return _run_sweep(args)
     if args.graph_command == "info":
         return _run_info(args)
     return _run_convert(args)
@@ -315,27 +318,11 @@ def _run_validate(args) -> int:
 def _run_report(args) -> int:
     import time
 
-    from simdmodel.errors import InputError
-
-    from .manifest import MANIFEST_NAME, check_files, directory_graphs
     from .report import build_report
 
     started = time.perf_counter()
     command = " ".join(["simdmodel", *map(shlex.quote, args.argv)])
-    graphs = graphs_from = None
-    if args.graphs_dir is None and (args.suite is not None or args.manifest is not None):
-        raise InputError(f"{'--suite' if args.suite else '--manifest'} needs --graphs-dir, the folder of the files")
-    if args.graphs_dir is not None:
-        if args.specs:
-            raise InputError("give SPECs or --graphs-dir, not both")
-        graphs = tuple(g.suite_graph() for g in directory_graphs(args.graphs_dir, args.suite, args.manifest))
-        check_files(graphs)
-        folder = Path(args.graphs_dir).name
-        own = MANIFEST_NAME if (Path(args.graphs_dir) / MANIFEST_NAME).is_file() else None
-        manifest = ("the real suite's manifest" if args.suite else f"the manifest {Path(args.manifest or own).name}"
-                    if args.manifest or own else None)
-        graphs_from = (f"the files of {folder}/ as {manifest} describes them" if manifest
-                       else f"every graph file of {folder}/, as stored")
+    graphs, graphs_from = _suite_graphs(args)
     report = build_report(args.specs, gpu=args.gpu, sources=args.sources, out=args.out, measured=args.measured,
                           progress=_progress(args), command=command, line=_progress_line(args), jobs=args.jobs,
                           graphs=graphs, graphs_from=graphs_from)
@@ -345,6 +332,64 @@ def _run_report(args) -> int:
         sys.stderr.write(f"wrote {args.out}/index.html, report.md, {figures} figures and {len(report.tables)} "
                          f"tables for {graphs} graph{'s' if graphs != 1 else ''} in "
                          f"{time.perf_counter() - started:.0f} s\n")
+    return 0
+
+
+def _suite_graphs(args):
+    """(SuiteGraphs of --graphs-dir, words on where they come from), or (None, None) for SPECs."""
+    from simdmodel.errors import InputError
+
+    from .manifest import MANIFEST_NAME, check_files, directory_graphs
+
+    if args.graphs_dir is None and (args.suite is not None or args.manifest is not None):
+        raise InputError(f"{'--suite' if args.suite else '--manifest'} needs --graphs-dir, the folder of the files")
+    if args.graphs_dir is None:
+        return None, None
+    if args.specs:
+        raise InputError("give SPECs or --graphs-dir, not both")
+    graphs = tuple(g.suite_graph() for g in directory_graphs(args.graphs_dir, args.suite, args.manifest))
+    check_files(graphs)
+    folder = Path(args.graphs_dir).name
+    own = MANIFEST_NAME if (Path(args.graphs_dir) / MANIFEST_NAME).is_file() else None
+    manifest = ("the real suite's manifest" if args.suite else f"the manifest {Path(args.manifest or own).name}"
+                if args.manifest or own else None)
+    return graphs, (f"the files of {folder}/ as {manifest} describes them" if manifest
+                    else f"every graph file of {folder}/, as stored")
+
+
+def _run_sweep(args) -> int:
+    import time
+
+    from opmachine.recommend import candidate_kernels
+
+    from .defaults import choose_gpu
+    from .suites import suite_for
+    from .sweep import run_sweep
+    from .sweep_plan import plan_sweep
+    from .sweep_table import fastest_table, render_fastest
+
+    started = time.perf_counter()
+    graphs, _ = _suite_graphs(args)
+    plan = plan_sweep(graphs if graphs is not None else suite_for(args.specs),
+                      args.kernels or candidate_kernels(), args.gpu or [choose_gpu(None).profile],
+                      args.what_if, sources=args.sources, seed=args.seed, warm_l2=not args.cold_l2,
+                      time_model=args.time_model)
+    command = " ".join(["simdmodel", *map(shlex.quote, args.argv)])
+    outcome = run_sweep(plan, args.out, scheduler=args.scheduler, workers=args.workers, progress=_progress(args),
+                        line=_progress_line(args), command=command)
+    if not outcome.whole.empty:
+        sys.stdout.write(render_fastest(fastest_table(outcome.whole)))
+    for task, message in outcome.failed[:5]:
+        sys.stderr.write(f"simdmodel: error: task failed ({task.describe()}): {message}\n")
+    if not args.quiet:
+        sys.stderr.write(f"wrote {args.out}/: {len(plan.tasks)} tasks ({outcome.ran} run now, {outcome.skipped} "
+                         f"already there, {len(outcome.failed)} failed): levels/ (Parquet), whole_bfs.csv, fastest.csv, "
+                         f"{len(outcome.figures)} figure{'s' if len(outcome.figures) != 1 else ''}, sweep.json "
+                         f"in {time.perf_counter() - started:.0f} s\n")
+    if outcome.failed:
+        sys.stderr.write(f"simdmodel: error: {len(outcome.failed)} of {len(plan.tasks)} tasks failed; their inputs "
+                         f"and errors are in {args.out}/failed/, and the same command retries them\n")
+        return 1
     return 0
 
 

@@ -1,0 +1,106 @@
+"""One sweep task, as a Dask worker runs it: load the graph, pick the source, predict the BFS,
+return one row per level.
+
+A worker keeps the last graph it loaded and the last BFS it ran (tasks arrive graph-major), so a
+graph is loaded once per worker rather than once per task. Rows carry the task's inputs and the
+profile's swept hardware figures beside the prediction, so the Parquet dataset of a sweep can be
+read and grouped without the plan.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .sweep_plan import KNOB_COLUMNS, SweepTask, load_task_profile, split_profile_spec
+
+LEVEL_SUMS = ("predicted_ns", "fixed_ns", "jobs_total", "l2_sectors", "l2_hits", "dram_sectors",
+              "inst_executed")
+"""Per-launch columns of `predict_bfs`'s table that a level's row sums over its launches."""
+
+IDENTITY_COLUMNS = {
+    "task_id": "str", "graph": "str", "graph_label": "str", "n": "int64", "m": "int64", "kernel": "str",
+    "profile": "str", "base_profile": "str", "what_if": "str",
+    **{f"{knob}_factor": "float64" for knob in KNOB_COLUMNS},
+    "l2_bytes": "int64", "dram_bandwidth_gbs": "float64", "l2_bandwidth_gbs": "float64", "sms": "int64",
+    "launch_overhead_ns": "float64", "source_index": "int64", "source": "int64", "seed": "int64",
+    "warm_l2": "bool", "time_model": "str",
+}
+"""The columns that say which task a row belongs to: its inputs and its profile's swept figures."""
+LEVEL_COLUMNS = {
+    "level": "int64", "launches": "int64", "frontier_vertices": "int64", "frontier_edges": "int64",
+    "expand_ns": "float64", "compact_ns": "float64", **{name: "float64" for name in LEVEL_SUMS},
+    "bottleneck": "str",
+}
+"""The columns of one level's prediction."""
+COLUMNS = {**IDENTITY_COLUMNS, **LEVEL_COLUMNS}
+"""The columns of every task's rows, in order, with their dtypes (one schema for the whole dataset)."""
+
+_graph_cache: dict = {}
+_bfs_cache: dict = {}
+
+
+def _graph(task: SweepTask):
+    key = (task.graph.spec, tuple(sorted(task.graph.loader.items())), task.graph.sha256)
+    if key not in _graph_cache:
+        _graph_cache.clear()
+        _bfs_cache.clear()
+        _graph_cache[key] = task.graph.load()
+    return key, _graph_cache[key]
+
+
+def _rounds(key, graph, source: int):
+    from simdmodel.algorithms import BFS
+
+    if (key, source) not in _bfs_cache:
+        _bfs_cache.clear()
+        _bfs_cache[key, source] = BFS.rounds(graph, source, "sorted")
+    return _bfs_cache[key, source]
+
+
+def run_task(task: SweepTask) -> pd.DataFrame:
+    """The task's predicted BFS, one row per level (COLUMNS)."""
+    from opmachine.kernels import parse_kernel
+    from opmachine.predict import predict_bfs
+
+    from simdmodel.frontier import pick_sources
+
+    key, graph = _graph(task)
+    source = int(pick_sources(graph, task.source_index + 1, task.seed)[task.source_index])
+    profile = load_task_profile(task.profile)
+    result = predict_bfs(graph, source, parse_kernel(task.kernel), profile, l2_model="setassoc",
+                         warm_l2=task.warm_l2, time_model=task.time_model, frontiers=_rounds(key, graph, source))
+    rows = level_rows(result.per_level)
+    base, changes = split_profile_spec(task.profile)
+    identity = {
+        "task_id": task.task_id, "graph": task.graph.spec, "graph_label": task.graph.label, "n": graph.n,
+        "m": graph.m, "kernel": task.kernel, "profile": task.profile, "base_profile": base,
+        "what_if": ",".join(f"{k}*{v:g}" for k, v in changes.items()),
+        **{f"{knob}_factor": float(changes.get(knob, 1.0)) for knob in KNOB_COLUMNS},
+        "l2_bytes": profile.l2_bytes, "dram_bandwidth_gbs": profile.dram_bandwidth_gbs,
+        "l2_bandwidth_gbs": profile.l2_bandwidth_gbs, "sms": profile.sms,
+        "launch_overhead_ns": profile.launch_overhead_ns, "source_index": task.source_index, "source": source,
+        "seed": task.seed, "warm_l2": task.warm_l2, "time_model": task.time_model,
+    }
+    for name, value in identity.items():
+        rows[name] = value
+    return rows[list(COLUMNS)].astype(COLUMNS)
+
+
+def level_rows(per_level: pd.DataFrame) -> pd.DataFrame:
+    """`predict_bfs`'s per-launch table folded to one row per level: sums of LEVEL_SUMS, the time
+    of expansions (topo's launches included) and of compactions, the frontier the level expands,
+    and the bottleneck of its longest launch."""
+    table = per_level.reset_index(drop=True)
+    compact = table["phase"].to_numpy() == "compact"
+    table = table.assign(expand_ns=np.where(compact, 0.0, table["predicted_ns"]),
+                         compact_ns=np.where(compact, table["predicted_ns"], 0.0),
+                         expand_vertices=np.where(compact, 0, table["frontier_vertices"]),
+                         expand_edges=np.where(compact, 0, table["frontier_edges"]))
+    groups = table.groupby("level", sort=True)
+    out = groups[["expand_ns", "compact_ns", *LEVEL_SUMS]].sum()
+    out["launches"] = groups.size()
+    out["frontier_vertices"] = groups["expand_vertices"].max()
+    out["frontier_edges"] = groups["expand_edges"].max()
+    longest = table.loc[groups["predicted_ns"].idxmax().to_numpy()]
+    out["bottleneck"] = longest.set_index("level")["bottleneck"]
+    return out.reset_index()
