@@ -77,6 +77,7 @@ def run_sweep(plan: SweepPlan, out, *, scheduler: str | None = None, workers: in
 @contextlib.contextmanager
 def _client(scheduler: str | None, workers: int):
     """A Dask client of the cluster at `scheduler`, or of a new local cluster of `workers` processes."""
+    import dask
     from distributed import Client, LocalCluster
 
     if scheduler is not None:
@@ -87,7 +88,11 @@ def _client(scheduler: str | None, workers: int):
         with client:
             yield client
         return
-    with _workers_ignore_ctrl_c():
+    # Dask sets MALLOC_TRIM_THRESHOLD_ in its workers, which turns off glibc's dynamic mmap
+    # threshold: every array over 64 KiB is then mapped and unmapped afresh, and page faults
+    # took a large share of a sweep's time. Keep glibc's default.
+    glibc_default = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
+    with _workers_ignore_ctrl_c(), dask.config.set(glibc_default):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                                silence_logs=logging.CRITICAL)
     with cluster, Client(cluster) as client:
