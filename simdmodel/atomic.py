@@ -1,4 +1,9 @@
-"""Write files and folders all-or-nothing: a temporary one beside the target, renamed over it on success."""
+"""Write files and folders all-or-nothing: a temporary one beside the target, renamed over it on success.
+
+Every temporary file or folder is registered (`temporary`) while it exists, so a process that must
+stop at once (the command line's Ctrl-C, which exits without unwinding) removes them all with
+`remove_temporaries` and leaves no half-written output behind.
+"""
 from __future__ import annotations
 
 import contextlib
@@ -8,6 +13,39 @@ import tempfile
 from pathlib import Path
 
 from .errors import InputError
+
+_TEMPORARIES: set[str] = set()
+
+
+def track(path) -> None:
+    """Register `path`, a temporary file or folder, for `remove_temporaries`."""
+    _TEMPORARIES.add(os.fspath(path))
+
+
+def untrack(path) -> None:
+    """Forget `path` (renamed into place, or removed)."""
+    _TEMPORARIES.discard(os.fspath(path))
+
+
+@contextlib.contextmanager
+def temporary(path):
+    """`track(path)` while the block runs."""
+    track(path)
+    try:
+        yield path
+    finally:
+        untrack(path)
+
+
+def remove_temporaries() -> None:
+    """Remove every registered temporary file and folder (for an exit that skips `finally` blocks)."""
+    for key in list(_TEMPORARIES):
+        if os.path.isdir(key) and not os.path.islink(key):
+            shutil.rmtree(key, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(key)
+        _TEMPORARIES.discard(key)
 
 
 def check_target(target) -> Path:
@@ -47,23 +85,24 @@ def atomic_path(target):
     given = target
     target = check_target(target)
     handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    os.close(handle)
-    try:
-        yield Path(temp_name)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(temp_name, 0o666 & ~mask)
-        os.replace(temp_name, target)
-    except OSError as error:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)
-        if error.filename in (temp_name, str(temp_name)):
-            raise OSError(error.errno, error.strerror, str(given)) from None
-        raise
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)
-        raise
+    with temporary(temp_name):
+        os.close(handle)
+        try:
+            yield Path(temp_name)
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(temp_name, 0o666 & ~mask)
+            os.replace(temp_name, target)
+        except OSError as error:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp_name)
+            if error.filename in (temp_name, str(temp_name)):
+                raise OSError(error.errno, error.strerror, str(given)) from None
+            raise
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp_name)
+            raise
 
 
 def replace_directory(staging, target) -> None:
@@ -72,9 +111,10 @@ def replace_directory(staging, target) -> None:
     staging, target = Path(staging), Path(target)
     if target.exists():
         old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.absolute().parent))
-        os.replace(target, old / target.name)
-        os.replace(staging, target)
-        shutil.rmtree(old, ignore_errors=True)
+        with temporary(old):
+            os.replace(target, old / target.name)
+            os.replace(staging, target)
+            shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(staging, target)
 

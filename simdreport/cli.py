@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shlex
 import sys
 import warnings
@@ -28,7 +29,38 @@ def main(argv: list[str] | None = None) -> int:
         args.argv = argv  # the command as given, for provenance
         return _dispatch(args)
 
-    return run_command(parse_and_run)
+    with _ctrl_c_handler(_exit_at_once):
+        return run_command(parse_and_run)
+
+
+@contextlib.contextmanager
+def _ctrl_c_handler(handler):
+    """SIGINT goes to `handler` while the block runs (in the main thread; elsewhere nothing changes)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _exit_at_once(signum, frame) -> None:
+    """Ctrl-C in a command: remove its temporary outputs, stop its worker processes, say so on one
+    line and exit 130 at once. Not a KeyboardInterrupt: raised while numba boxes a returned tuple,
+    that leaves a NULL in the tuple and the interpreter crashes (SIGSEGV) unpacking it."""
+    from simdmodel.atomic import remove_temporaries
+
+    from .workers import kill_workers
+
+    remove_temporaries()
+    kill_workers()
+    os.write(2, b"simdmodel: interrupted\n")
+    os._exit(130)
 
 
 def run_command(command, *args) -> int:
@@ -358,6 +390,16 @@ def _suite_graphs(args):
 
 
 def _run_sweep(args) -> int:
+    import signal
+    import time
+
+    started = time.perf_counter()
+    graphs, _ = _suite_graphs(args)
+    with _ctrl_c_handler(signal.default_int_handler):  # no numba here: unwind, so the cluster closes
+        return _sweep(args, graphs, started)
+
+
+def _sweep(args, graphs, started: float) -> int:
     import time
 
     from opmachine.recommend import candidate_kernels
@@ -368,8 +410,6 @@ def _run_sweep(args) -> int:
     from .sweep_plan import plan_sweep
     from .sweep_table import fastest_table, render_fastest
 
-    started = time.perf_counter()
-    graphs, _ = _suite_graphs(args)
     plan = plan_sweep(graphs if graphs is not None else suite_for(args.specs),
                       args.kernels or candidate_kernels(), args.gpu or [choose_gpu(None).profile],
                       args.what_if, sources=args.sources, seed=args.seed, warm_l2=not args.cold_l2,

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from simdmodel.atomic import atomic_path, write_text
+from simdmodel.atomic import atomic_path, track, untrack, write_text
 from simdmodel.errors import InputError
 
 from .sweep_plan import SweepTask
@@ -96,6 +96,7 @@ class SweepStore:
             with atomic_path(self.root / f"{name}.csv") as temp:
                 table.to_csv(temp, index=False)
         staging = Path(tempfile.mkdtemp(prefix=".figures.", dir=self.root))
+        track(staging)
         try:
             for name, png in figures.items():
                 (staging / f"{name}.png").write_bytes(png)
@@ -108,6 +109,7 @@ class SweepStore:
             staging.rename(old)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+            untrack(staging)
         write_text(self.root / "sweep.json", json.dumps(record, indent=1) + "\n")
 
 

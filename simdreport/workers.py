@@ -2,18 +2,22 @@
 call on stdin and writes its pickled outcome on stdout.
 
 Plain subprocesses and pipes, not `multiprocessing`: no shared semaphores, so a worker stopped by
-Ctrl-C (it exits quietly with status 130, as its parent reports the interrupt) or killed by its
-parent leaves nothing behind for a resource tracker to warn about. A worker's stderr is its
+Ctrl-C (it exits at once and quietly with status 130, as its parent reports the interrupt) or
+killed by its parent leaves nothing behind for a resource tracker to warn about. A worker's stderr is its
 parent's, so its progress lines show as they happen.
 """
 from __future__ import annotations
 
+import os
 import pickle
+import signal
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from simdmodel.errors import InputError
+
+_RUNNING: set[subprocess.Popen] = set()
 
 
 def run_calls(calls, jobs: int):
@@ -28,7 +32,11 @@ def run_calls(calls, jobs: int):
         process = subprocess.Popen([sys.executable, "-m", "simdreport.workers"], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE)
         running.append(process)
-        out, _ = process.communicate(pickle.dumps(call))
+        _RUNNING.add(process)
+        try:
+            out, _ = process.communicate(pickle.dumps(call))
+        finally:
+            _RUNNING.discard(process)
         if process.returncode != 0 or not out:
             raise RuntimeError(f"a worker process stopped with status {process.returncode}")
         kind, value = pickle.loads(out)
@@ -50,21 +58,28 @@ def run_calls(calls, jobs: int):
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def kill_workers() -> None:
+    """Kill every worker process still running (for an exit that skips `finally` blocks)."""
+    for process in list(_RUNNING):
+        if process.poll() is None:
+            process.kill()
+
+
 def _serve() -> int:
-    """The worker: one call from stdin, its outcome ("ok", value), ("input", message) or ("error", text) to stdout."""
+    """The worker: one call from stdin, its outcome ("ok", value), ("input", message) or ("error", text) to stdout.
+    Ctrl-C ends it at once and quietly (status 130): the parent reports the interrupt, and a
+    KeyboardInterrupt raised inside numba's boxing of a result can crash the interpreter."""
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
+    function, args = pickle.loads(sys.stdin.buffer.read())
     try:
-        function, args = pickle.loads(sys.stdin.buffer.read())
-        try:
-            outcome = ("ok", function(*args))
-        except InputError as error:
-            outcome = ("input", str(error))
-        except Exception as error:  # noqa: BLE001 (reported by the parent, which owns the terminal)
-            outcome = ("error", f"{type(error).__name__}: {error}")
-        sys.stdout.buffer.write(pickle.dumps(outcome))
-        sys.stdout.buffer.flush()
-        return 0
-    except KeyboardInterrupt:  # the parent reports the interrupt
-        return 130
+        outcome = ("ok", function(*args))
+    except InputError as error:
+        outcome = ("input", str(error))
+    except Exception as error:  # noqa: BLE001 (reported by the parent, which owns the terminal)
+        outcome = ("error", f"{type(error).__name__}: {error}")
+    sys.stdout.buffer.write(pickle.dumps(outcome))
+    sys.stdout.buffer.flush()
+    return 0
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from simdmodel.atomic import replace_directory
+from simdmodel.atomic import replace_directory, track, untrack
 from simdmodel.errors import InputError
 
 from .htmlpage import render_html
@@ -40,6 +40,7 @@ class ReportTarget:
             self.staging: Path | None = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=parent))
         except OSError as error:
             raise InputError(f"{target}: cannot write in {parent} ({error.strerror or error})") from None
+        track(self.staging)
 
     def write(self, report) -> None:
         """Write every file of `report` into the staging folder, then put it in place of the target."""
@@ -60,10 +61,12 @@ class ReportTarget:
 
     def _swap(self) -> None:
         replace_directory(self.staging, self.target)
+        untrack(self.staging)
         self.staging = None
 
     def discard(self) -> None:
         """Remove the staging folder (after a failure); the target is left as it was."""
         if self.staging is not None:
             shutil.rmtree(self.staging, ignore_errors=True)
+            untrack(self.staging)
             self.staging = None

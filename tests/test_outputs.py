@@ -179,3 +179,37 @@ def test_measurement_folders_are_shown_without_a_local_absolute_path(tmp_path, m
     committed = Path("/somewhere/site-packages/gpu_validate/results/nvidia-h200/kron_scale20_ef16")
     assert display_folder(committed) == "gpu_validate/results/nvidia-h200/kron_scale20_ef16"
     assert display_folder(Path("/elsewhere/private/run7")) == "run7"
+
+
+def test_remove_temporaries_takes_away_what_an_unfinished_write_left(tmp_path):
+    from simdmodel.atomic import atomic_path, remove_temporaries, temporary
+
+    target = tmp_path / "out.csv"
+    folder = tmp_path / ".staging"
+    folder.mkdir()
+    (folder / "a.png").write_bytes(b"x")
+    with atomic_path(target) as temp, temporary(folder):
+        temp.write_text("half")
+        remove_temporaries()  # what the command line's Ctrl-C does before it exits
+        assert not temp.exists() and not folder.exists()
+        temp.write_text("whole")  # the block goes on here only because this test does
+    assert target.read_text() == "whole" and sorted(p.name for p in tmp_path.iterdir()) == ["out.csv"]
+
+
+def test_ctrl_c_during_a_report_leaves_neither_staging_folder_nor_worker(tmp_path):
+    target = tmp_path / "report"
+    process = subprocess.Popen([sys.executable, "-m", "simdreport", "report", "kron:scale=19", "rmat:scale=18",
+                                "--jobs", "2", "--out", str(target)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".report.*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(tmp_path.glob(".report.*")), "no staging folder appeared"
+    time.sleep(3)  # the workers are gathering
+    process.send_signal(signal.SIGINT)  # the command only, not its process group
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and err.splitlines()[-1] == "simdmodel: interrupted"
+    assert "Traceback" not in err and list(tmp_path.iterdir()) == []
+    time.sleep(1)
+    workers = subprocess.run(["pgrep", "-f", "simdreport.workers"], capture_output=True, text=True).stdout.split()
+    assert workers == []
