@@ -10,7 +10,8 @@ after a warm-up (numba compiled and cached); (2) `simdmodel sweep` in a subproce
 SIGKILL (process group) once half the tasks are written; (3) the same command again, which must
 skip exactly the tasks the first run finished, leave their files untouched, and finish the rest.
 Prints the times, the ratio of the sweep's wall time (both runs, cluster start-up included) to the
-serial baseline, and checks that every task's predicted time equals the serial one bit for bit.
+serial baseline, and checks that every task's predicted time (the sum of its levels' rows in the
+Parquet dataset) equals the serial one bit for bit.
 """
 from __future__ import annotations
 
@@ -83,9 +84,9 @@ def main() -> None:
         after = {p.name: p.stat().st_mtime_ns for p in (out / "levels").glob("part-*.parquet")}
         untouched = all(after.get(name) == stamp for name, stamp in kept.items())
         resumed = counts is not None and int(counts.group(2)) == len(kept) and int(counts.group(1)) == total - len(kept)
-        whole = pd.read_csv(out / "whole_bfs.csv")
-        equal = len(whole) == total and all(abs(row.predicted_ms * 1e6 - serial[row.task_id]) <= 1e-9 * serial[row.task_id]
-                                            for row in whole.itertuples())
+        rows = pd.read_parquet(out / "levels")
+        swept = {task_id: group["predicted_ns"].sum() for task_id, group in rows.groupby("task_id", sort=False)}
+        equal = swept == serial
     sweep_s = first_s + second_s
     print(f"resumed without redoing finished tasks: {resumed and untouched} (files of finished tasks untouched: "
           f"{untouched}); predicted times equal to the serial run: {equal}")

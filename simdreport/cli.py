@@ -22,6 +22,11 @@ from .arguments import EXIT_USAGE, build_parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line `argv`; its exit status. Without `argv` it is the `simdmodel` program
+    (this process's arguments) and Ctrl-C exits at once (`_exit_at_once`); called with `argv`, from
+    Python or a notebook, Ctrl-C is a KeyboardInterrupt that `run_command` reports (exit status
+    130) and the caller's process lives on."""
+    program = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
 
     def parse_and_run() -> int:
@@ -29,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         args.argv = argv  # the command as given, for provenance
         return _dispatch(args)
 
-    with _ctrl_c_handler(_exit_at_once):
+    with _ctrl_c_handler(_exit_at_once) if program else contextlib.nullcontext():
         return run_command(parse_and_run)
 
 
@@ -423,8 +428,8 @@ def _sweep(args, graphs, started: float) -> int:
         sys.stderr.write(f"simdmodel: error: task failed ({task.describe()}): {message}\n")
     if not args.quiet:
         sys.stderr.write(f"wrote {args.out}/: {len(plan.tasks)} tasks ({outcome.ran} run now, {outcome.skipped} "
-                         f"already there, {len(outcome.failed)} failed): levels/ (Parquet), whole_bfs.csv, fastest.csv, "
-                         f"{len(outcome.figures)} figure{'s' if len(outcome.figures) != 1 else ''}, sweep.json "
+                         f"already there, {len(outcome.failed)} failed): levels/ (Parquet), whole_bfs.csv, "
+                         f"fastest.csv, {len(outcome.figures)} figure{'s' if len(outcome.figures) != 1 else ''}, sweep.json "
                          f"in {time.perf_counter() - started:.0f} s\n")
     if outcome.failed:
         sys.stderr.write(f"simdmodel: error: {len(outcome.failed)} of {len(plan.tasks)} tasks failed; their inputs "

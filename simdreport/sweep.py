@@ -70,8 +70,10 @@ def run_sweep(plan: SweepPlan, out, *, scheduler: str | None = None, workers: in
     whole = whole_bfs(store.rows(plan.tasks))
     figures = sweep_figures(whole)
     seconds = time.perf_counter() - started
-    store.finish({"whole_bfs": whole, "fastest": fastest_table(whole)}, figures, _record(plan, command, len(todo) - len(failed), skipped, failed, seconds))
-    return SweepOutcome(len(todo) - len(failed), skipped, tuple(failed), whole, tuple(sorted(figures)), seconds)
+    ran = len(todo) - len(failed)
+    store.finish({"whole_bfs": whole, "fastest": fastest_table(whole)}, figures,
+                 _record(plan, command, ran, skipped, failed, seconds))
+    return SweepOutcome(ran, skipped, tuple(failed), whole, tuple(sorted(figures)), seconds)
 
 
 @contextlib.contextmanager

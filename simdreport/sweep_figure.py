@@ -2,8 +2,8 @@
 
 One figure per knob that the sweep varied (`time_vs_<knob>.png`): a panel per graph, a line per
 kernel, x = the knob's factor on the base profile (log 2), y = predicted BFS time (median over
-sources, ms; log where it spans decades). Only tasks whose profile differs from its base in that knob alone are drawn, so a
-line shows one knob's effect. Profiles that change several knobs at once stay in the tables.
+sources, ms; log where it spans decades). Only tasks whose profile differs from its base in that
+knob alone are drawn, so a line shows one knob's effect. Profiles that change several knobs at once stay in the tables.
 """
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ from simdmodel.errors import InputError
 
 from .sweep_plan import SweepTask
 from .sweep_task import IDENTITY_COLUMNS
+from .write import check_output_folder
 
 ENTRIES = {"levels", "failed", "figures", "whole_bfs.csv", "fastest.csv", "sweep.json"}
 
@@ -38,15 +39,7 @@ class SweepStore:
     def __init__(self, out):
         self.root = Path(out)
         root = self.root
-        if root.exists():
-            if not root.is_dir():
-                raise InputError(f"{root}: exists and is not a directory")
-            strangers = sorted(p.name for p in root.iterdir() if p.name not in ENTRIES)
-            if strangers:
-                raise InputError(f"{root}: exists and holds files that are not a sweep's ({strangers[0]}); "
-                                 "choose another --out")
-        elif not root.absolute().parent.is_dir():
-            raise InputError(f"{root}: directory {root.absolute().parent} does not exist")
+        check_output_folder(root, ENTRIES, "a sweep")
         probe_in = root if root.exists() else root.absolute().parent
         try:
             tempfile.NamedTemporaryFile(dir=probe_in, prefix=".probe.").close()

@@ -21,7 +21,8 @@ def fastest_table(whole: pd.DataFrame) -> pd.DataFrame:
         rows.append({"graph": graph, "base_profile": base, "profile": profile, "fastest": best["kernel"],
                      "predicted_ms": best["predicted_ms"],
                      "runner_up": second["kernel"] if second is not None else "",
-                     "margin": second["predicted_ms"] / best["predicted_ms"] - 1 if second is not None else float("nan")})
+                     "margin": (second["predicted_ms"] / best["predicted_ms"] - 1 if second is not None
+                                else float("nan"))})
     out = pd.DataFrame(rows)
     base_best = out.loc[out["profile"] == out["base_profile"]].set_index(["graph", "base_profile"])["predicted_ms"]
     at_base = pd.MultiIndex.from_frame(out[["graph", "base_profile"]]).map(base_best.to_dict())

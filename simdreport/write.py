@@ -20,22 +20,28 @@ from .markdown import render_markdown
 REPORT_ENTRIES = {"index.html", "report.md", "figures", "tables"}
 
 
+def check_output_folder(target: Path, entries, holder: str) -> None:
+    """InputError unless `target` is a folder holding only `entries` (an earlier run's files), or
+    does not exist yet in a folder that does; `holder` names what writes it ('a report')."""
+    if target.exists():
+        if not target.is_dir():
+            raise InputError(f"{target}: exists and is not a directory")
+        strangers = sorted(p.name for p in target.iterdir() if p.name not in entries)
+        if strangers:
+            raise InputError(f"{target}: exists and holds files that are not {holder}'s ({strangers[0]}); "
+                             "choose another --out")
+    elif not target.absolute().parent.is_dir():
+        raise InputError(f"{target}: directory {target.absolute().parent} does not exist")
+
+
 class ReportTarget:
     """The output folder of a report and its staging folder."""
 
     def __init__(self, out):
         self.target = Path(out)
         target = self.target
-        if target.exists():
-            if not target.is_dir():
-                raise InputError(f"{target}: exists and is not a directory")
-            strangers = sorted(p.name for p in target.iterdir() if p.name not in REPORT_ENTRIES)
-            if strangers:
-                raise InputError(f"{target}: exists and holds files that are not a report ({strangers[0]}); "
-                                 "choose another --out")
+        check_output_folder(target, REPORT_ENTRIES, "a report")
         parent = target.absolute().parent
-        if not parent.is_dir():
-            raise InputError(f"{target}: directory {parent} does not exist")
         try:
             self.staging: Path | None = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=parent))
         except OSError as error:

@@ -280,7 +280,7 @@ def test_unwritable_out_is_refused_before_any_work(tmp_path, capsys):
     busy.mkdir()
     (busy / "notes.txt").write_text("mine")
     for out, message in ((tmp_path / "missing" / "rep", "does not exist"), (afile, "not a directory"),
-                         (afile / "rep", "does not exist"), (busy, "not a report (notes.txt)")):
+                         (afile / "rep", "does not exist"), (busy, "not a report's (notes.txt)")):
         code, _, err = run(capsys, "report", TINY, "--out", str(out))
         assert code == 2 and message in one_error_line(err)
     assert (busy / "notes.txt").read_text() == "mine" and afile.read_text() == "x"
