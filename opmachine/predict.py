@@ -50,6 +50,10 @@ warps finish, the last warps' jobs wait their own latency, a hot sector has its 
 WARM_PRIOR_RUNS = 1
 """Whole runs of the same BFS a warm prediction simulates before the predicted one, for their L2
 contents only: the timed runs each follow another run (the warm-up, or the previous repeat)."""
+TRACE_REUSE_BYTES = 2**30
+"""The job traces a prior run generates are kept, up to this many bytes in all, and used again by
+the predicted run instead of generating them twice: the same launches of the same BFS give the same
+jobs (a launch's jobs depend on its frontier and on `stamp` marks of its own level only)."""
 
 INSTRUCTION_COLUMNS = ("inst_executed", "shared_ld_inst", "shared_st_inst")
 """Warp instructions of a launch counted from the kernel's SASS (`opmachine.instructions`): all, and
@@ -237,6 +241,25 @@ def _server_rows(level, phase, counts):
             for s, name in enumerate(SERVERS)]
 
 
+class _KeptTraces:
+    """Job traces of a prior run, kept (within a byte budget) for the runs after it."""
+
+    def __init__(self, budget: int):
+        self.left = budget
+        self.traces: dict = {}
+
+    def get(self, level: int, phase: str, rehearsal: bool, generate):
+        """The launch's trace: a kept one, else `generate()`, kept when a prior run made it and it fits."""
+        trace = self.traces.get((level, phase))
+        if trace is None:
+            trace = generate()
+            size = trace.server.nbytes + trace.warp.nbytes + trace.ptr.nbytes + trace.sectors.nbytes
+            if rehearsal and size <= self.left:
+                self.traces[level, phase] = trace
+                self.left -= size
+        return trace
+
+
 def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lru", block: int | None = None,
                 grid: int | None = None, threads: int | None = None, occupancy: float | None = None,
                 progress: bool = False, warm_l2: bool = False, time_model: str = "critical",
@@ -351,6 +374,7 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
 
         steps = tqdm(steps, desc=f"opm {kernel.label}", unit="level", leave=False)
     passes = 1 + (WARM_PRIOR_RUNS if l2_state is not None else 0)
+    kept = _KeptTraces(TRACE_REUSE_BYTES)
     for run in range(passes):
         rehearsal = run + 1 < passes  # a run before the predicted one: it only leaves the L2 as it finds it
         if run:  # between runs the level array is reset (a fill kernel) and read back: it starts in the L2
@@ -361,16 +385,18 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
             front = frontiers.frontier(level)
             if expansion is None:
                 launch = Launch(block, grid if grid is not None else profile.full_wave_grid(block))
-                trace = topo_jobs(graph, levels, stamp, level, layout, launch.warps)
                 phase = "topo"
+                trace = kept.get(level, phase, rehearsal, lambda: topo_jobs(graph, levels, stamp, level, layout,
+                                                                            launch.warps))
                 instructions = None
                 if code is not None and not rehearsal:
                     lanes = topo_lanes(levels, degrees, level, launch.warps) if code.diverges else None
                     instructions = code.topo(trace, lanes)
             else:
                 launch = expansion_launch(kernel, profile, front.size, block, grid)
-                trace = expansion_jobs(graph, levels, stamp, level, front, expansion, layout, launch.warps)
                 phase = "expand"
+                trace = kept.get(level, phase, rehearsal, lambda: expansion_jobs(graph, levels, stamp, level, front,
+                                                                                 expansion, layout, launch.warps))
                 instructions = None
                 if code is not None and not rehearsal:
                     lanes = expansion_lanes(expansion, degrees[front], launch.warps) if code.diverges else None
@@ -381,8 +407,9 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
                 compact = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
             if rehearsal:
                 if kernel.data_driven:
-                    simulate_launch_outcomes(compact_jobs(graph.n, next_front, compact.warps, layout), layout, profile,
-                                             l2_model, l2_state)
+                    trace = kept.get(level, "compact", rehearsal,
+                                     lambda: compact_jobs(graph.n, next_front, compact.warps, layout))
+                    simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
                 continue
             if misses_at is not None:
                 mrc_misses += misses_at
@@ -401,7 +428,8 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
                 if l2_state is None and critical is None:  # cold, Eq. 4: the closed form is enough
                     counts, per_warp = compact_counts(graph.n, next_front, compact.warps, profile.dram_block_bytes)
                 else:  # a warm L2 or the critical-path time needs the launch's jobs one by one
-                    trace = compact_jobs(graph.n, next_front, compact.warps, layout)
+                    trace = kept.get(level, "compact", rehearsal,
+                                     lambda: compact_jobs(graph.n, next_front, compact.warps, layout))
                     counts, _, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
                     per_warp = jobs_per_warp(trace)
                     took, slots = time_of(trace, outcomes, instructions, (level, "compact"))

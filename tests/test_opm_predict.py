@@ -188,6 +188,22 @@ def test_a_warm_prediction_starts_from_the_l2_a_previous_run_left(kernel):
     assert (warm["predicted_ns"] <= cold["predicted_ns"] + 1e-9).all()
 
 
+@pytest.mark.parametrize("kernel", ["topo", "sm-2", "ws", "scan"])
+def test_the_prior_runs_traces_used_again_give_the_same_prediction(kernel):
+    # the predicted run takes the prior run's job traces instead of generating them again; with
+    # no budget (all generated twice) or a budget that keeps only some, the tables are identical
+    graph = load_graph("rmat:scale=11,ef=8")
+    source = int(bfs(graph, 5).levels.argmax())  # a deep source: many launches
+
+    def predict(budget):
+        with mock.patch.object(opm_predict, "TRACE_REUSE_BYTES", budget):
+            return predict_bfs(graph, source, parse_kernel(kernel), H200, l2_model="setassoc", warm_l2=True).per_level
+
+    kept = predict(2**30)
+    pd.testing.assert_frame_equal(predict(0), kept)
+    pd.testing.assert_frame_equal(predict(60_000), kept)
+
+
 def test_a_compaction_is_charged_its_time_less_the_launch_its_constant_was_measured_on():
     # grid_scan_ns is a one-node compaction measured whole: its scan, barriers and look-back are in
     # it, so the model takes its own time for that launch off every compaction, and nothing else
