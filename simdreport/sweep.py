@@ -22,11 +22,12 @@ import datetime
 import logging
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import pandas as pd
 
-from simdmodel.errors import InputError
+from simdmodel.errors import DataWarning, InputError
 
 from .sweep_figure import sweep_figures
 from .sweep_plan import SweepPlan, SweepTask
@@ -59,20 +60,24 @@ def run_sweep(plan: SweepPlan, out, *, scheduler: str | None = None, workers: in
         raise InputError(f"--workers must be at least 1, got {workers!r}")
     if scheduler is not None and workers is not None:
         raise InputError("--workers sizes the local cluster; an existing cluster (--scheduler) has its own")
+    from gpu_validate.provenance import code_version
+
     started = time.perf_counter()
     store = SweepStore(out)
+    version = code_version()
     todo = [task for task in plan.tasks if not store.done(task)]
     skipped = len(plan.tasks) - len(todo)
     failed: list[tuple[SweepTask, str]] = []
     if todo:
         with _client(scheduler, workers or min(os.cpu_count() or 1, len(todo))) as client:
-            _run_tasks(client, todo, store, failed, _Progress(len(plan.tasks), skipped, progress, line))
+            _run_tasks(client, todo, store, failed, _Progress(len(plan.tasks), skipped, progress, line), version)
     whole = whole_bfs(store.rows(plan.tasks))
+    _warn_of_older_code(whole, version, out)
     figures = sweep_figures(whole)
     seconds = time.perf_counter() - started
     ran = len(todo) - len(failed)
     store.finish({"whole_bfs": whole, "fastest": fastest_table(whole)}, figures,
-                 _record(plan, command, ran, skipped, failed, seconds))
+                 _record(plan, command, version, ran, skipped, failed, seconds))
     return SweepOutcome(ran, skipped, tuple(failed), whole, tuple(sorted(figures)), seconds)
 
 
@@ -119,13 +124,13 @@ def _workers_ignore_ctrl_c():
         signal.signal(signal.SIGINT, previous)
 
 
-def _run_tasks(client, todo, store: SweepStore, failed: list, progress: _Progress) -> None:
+def _run_tasks(client, todo, store: SweepStore, failed: list, progress: _Progress, version: str) -> None:
     """Submit `todo` (graph-major, as planned), keep each result or failure as it arrives."""
     from distributed import as_completed
 
     from .sweep_task import run_task
 
-    futures = {client.submit(run_task, task, key=f"simdmodel-sweep-{task.task_id}", pure=False): task
+    futures = {client.submit(run_task, task, version, key=f"simdmodel-sweep-{task.task_id}", pure=False): task
                for task in todo}
     try:
         for future in as_completed(futures):
@@ -143,6 +148,16 @@ def _run_tasks(client, todo, store: SweepStore, failed: list, progress: _Progres
         for future in futures:
             if not future.done():
                 future.cancel()
+
+
+def _warn_of_older_code(whole: pd.DataFrame, version: str, out) -> None:
+    """A DataWarning when rows of the plan's tasks were computed by another code version: the
+    task id holds the inputs, not the code, so a rerun after a model change would mix them."""
+    older = whole.loc[whole["code_version"] != version, "code_version"] if not whole.empty else whole
+    if len(older):
+        warnings.warn(DataWarning(f"{len(older)} of the {len(whole)} tasks in {out} were computed by code version "
+                                  f"{older.iloc[0]}, not this one ({version}); remove the folder to compute them "
+                                  "again"), stacklevel=2)
 
 
 def _error_line(error: BaseException) -> str:
@@ -180,10 +195,8 @@ class _Progress:
             self.bar.close()
 
 
-def _record(plan: SweepPlan, command: str, ran: int, skipped: int, failed, seconds: float) -> dict:
-    from gpu_validate.provenance import code_version
-
-    return {"command": command, "code_version": code_version(),
+def _record(plan: SweepPlan, command: str, version: str, ran: int, skipped: int, failed, seconds: float) -> dict:
+    return {"command": command, "code_version": version,
             "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             **plan.settings(), "ran": ran, "skipped": skipped, "failed": [task.task_id for task, _ in failed],
             "seconds": round(seconds, 1)}

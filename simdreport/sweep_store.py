@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from simdmodel.atomic import atomic_path, track, untrack, write_text
+from simdmodel.atomic import atomic_path, replace_directory, temporary, write_text
 from simdmodel.errors import InputError
 
 from .sweep_plan import SweepTask
@@ -89,20 +89,17 @@ class SweepStore:
             with atomic_path(self.root / f"{name}.csv") as temp:
                 table.to_csv(temp, index=False)
         staging = Path(tempfile.mkdtemp(prefix=".figures.", dir=self.root))
-        track(staging)
-        try:
-            for name, png in figures.items():
-                (staging / f"{name}.png").write_bytes(png)
-            mask = os.umask(0)
-            os.umask(mask)
-            os.chmod(staging, 0o777 & ~mask)
-            old = self.root / "figures"
-            if old.exists():
-                shutil.rmtree(old)
-            staging.rename(old)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-            untrack(staging)
+        with temporary(staging):
+            try:
+                for name, png in figures.items():
+                    (staging / f"{name}.png").write_bytes(png)
+                mask = os.umask(0)
+                os.umask(mask)
+                os.chmod(staging, 0o777 & ~mask)
+                replace_directory(staging, self.root / "figures")
+            except BaseException:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
         write_text(self.root / "sweep.json", json.dumps(record, indent=1) + "\n")
 
 

@@ -23,7 +23,7 @@ IDENTITY_COLUMNS = {
     **{f"{knob}_factor": "float64" for knob in KNOB_COLUMNS},
     "l2_bytes": "int64", "dram_bandwidth_gbs": "float64", "l2_bandwidth_gbs": "float64", "sms": "int64",
     "launch_overhead_ns": "float64", "source_index": "int64", "source": "int64", "seed": "int64",
-    "warm_l2": "bool", "time_model": "str",
+    "warm_l2": "bool", "time_model": "str", "code_version": "str",
 }
 """The columns that say which task a row belongs to: its inputs and its profile's swept figures."""
 LEVEL_COLUMNS = {
@@ -57,8 +57,9 @@ def _rounds(key, graph, source: int):
     return _bfs_cache[key, source]
 
 
-def run_task(task: SweepTask) -> pd.DataFrame:
-    """The task's predicted BFS, one row per level (COLUMNS)."""
+def run_task(task: SweepTask, code_version: str = "unknown") -> pd.DataFrame:
+    """The task's predicted BFS, one row per level (COLUMNS); `code_version` (the sweep's, not part
+    of the task's inputs) is recorded so that a rerun can say which rows older code computed."""
     from opmachine.kernels import parse_kernel
     from opmachine.predict import predict_bfs
 
@@ -79,7 +80,7 @@ def run_task(task: SweepTask) -> pd.DataFrame:
         "l2_bytes": profile.l2_bytes, "dram_bandwidth_gbs": profile.dram_bandwidth_gbs,
         "l2_bandwidth_gbs": profile.l2_bandwidth_gbs, "sms": profile.sms,
         "launch_overhead_ns": profile.launch_overhead_ns, "source_index": task.source_index, "source": source,
-        "seed": task.seed, "warm_l2": task.warm_l2, "time_model": task.time_model,
+        "seed": task.seed, "warm_l2": task.warm_l2, "time_model": task.time_model, "code_version": code_version,
     }
     for name, value in identity.items():
         rows[name] = value

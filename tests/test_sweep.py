@@ -156,8 +156,8 @@ def test_a_sweep_on_two_local_workers_resumes_and_keeps_what_failed_apart(tmp_pa
     assert dataset["task_id"].nunique() == 12 and list(dataset.columns) == list(COLUMNS)
     # bit-identical to predicting in this process
     task = next(t for t in plan.tasks if t.kernel == "scan" and t.profile == "h200:l2*0.25")
-    mine = run_task(task)
     theirs = dataset.loc[dataset["task_id"] == task.task_id].sort_values("level").reset_index(drop=True)
+    mine = run_task(task, theirs["code_version"].iloc[0])
     pd.testing.assert_frame_equal(mine, theirs)
     whole = pd.read_csv(out / "whole_bfs.csv")
     assert len(whole) == 12 and np.allclose(whole.sort_values("task_id")["predicted_ms"],
@@ -275,3 +275,16 @@ def test_the_cli_prints_the_fastest_kernel_per_graph_and_profile(capsys, tmp_pat
     assert [line.split()[1] for line in lines[1:]] == ["h200", "h200:launch*2"]
     fastest = pd.read_csv(tmp_path / "s" / "fastest.csv")
     assert fastest["vs_base"].iloc[1] > 0  # dearer launches, slower BFS
+
+
+def test_a_rerun_after_a_code_change_says_which_tasks_older_code_computed(tmp_path, monkeypatch):
+    from simdmodel.errors import DataWarning
+
+    plan = plan_sweep(GRAPHS[:1], ["sm-2", "sm-4"], ["h200"])
+    monkeypatch.setattr("gpu_validate.provenance.code_version", lambda: "aaaa")
+    first = run_sweep(plan, tmp_path / "s", workers=1)
+    assert (first.whole["code_version"] == "aaaa").all()
+    monkeypatch.setattr("gpu_validate.provenance.code_version", lambda: "bbbb")
+    with pytest.warns(DataWarning, match="2 of the 2 tasks .* code version aaaa, not this one \\(bbbb\\)"):
+        again = run_sweep(plan, tmp_path / "s", workers=1)
+    assert again.skipped == 2 and again.ran == 0
