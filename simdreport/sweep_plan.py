@@ -8,6 +8,7 @@ starts, so a typo fails in a second rather than after an hour of tasks.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -37,7 +38,8 @@ class SweepTask:
 
     def inputs(self) -> dict:
         """Everything the prediction depends on, as plain JSON values."""
-        return {"graph": self.graph.spec, "loader": dict(sorted(self.graph.loader.items())),
+        loader = {key: _plain(value) for key, value in sorted(self.graph.loader.items())}
+        return {"graph": self.graph.spec, "loader": loader,
                 "sha256": self.graph.sha256, "kernel": self.kernel, "profile": self.profile,
                 "source_index": self.source_index, "seed": self.seed, "warm_l2": self.warm_l2,
                 "time_model": self.time_model}
@@ -51,6 +53,15 @@ class SweepTask:
     def describe(self) -> str:
         """'rmat d12, sm-8, h200:l2*2, source #0' for messages."""
         return f"{self.graph.label}, {self.kernel}, {self.profile}, source #{self.source_index}"
+
+
+def _plain(value):
+    """A loader option as JSON: a dataclass (`ReadOptions`) as its fields, tuples as lists."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {key: _plain(item) for key, item in dataclasses.asdict(value).items()}
+    if isinstance(value, (tuple, list)):
+        return [_plain(item) for item in value]
+    return value
 
 
 @dataclass(frozen=True)

@@ -288,3 +288,19 @@ def test_a_rerun_after_a_code_change_says_which_tasks_older_code_computed(tmp_pa
     with pytest.warns(DataWarning, match="2 of the 2 tasks .* code version aaaa, not this one \\(bbbb\\)"):
         again = run_sweep(plan, tmp_path / "s", workers=1)
     assert again.skipped == 2 and again.ran == 0
+
+
+def test_a_manifest_graphs_loader_options_are_part_of_its_task(tmp_path):
+    from simdmodel.readers import ReadOptions
+
+    edges = tmp_path / "g.csv"
+    edges.write_text("a,b\n0,1\n1,2\n2,0\n")
+    plain = SuiteGraph(str(edges), "g", "", loader={"undirected": True, "read_options": ReadOptions()})
+    named = SuiteGraph(str(edges), "g", "", loader={"undirected": True, "read_options": ReadOptions(header=True)})
+    first, second = (plan_sweep([g], ["sm-1"], ["h200"]).tasks[0] for g in (plain, named))
+    assert first.task_id != second.task_id
+    assert json.loads(json.dumps(second.inputs()))["loader"]["read_options"]["header"] is True
+    store = SweepStore(tmp_path / "s")
+    store.fail(second, "an error")  # the failure record is JSON too
+    assert json.loads((tmp_path / "s" / "failed" / f"{second.task_id}.json").read_text())["error"] == "an error"
+    assert run_task(first)["n"].iloc[0] == 3
