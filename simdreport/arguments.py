@@ -267,6 +267,8 @@ def _sweep_parser(commands) -> None:
     _suite_graphs(sweep)
     sweep.add_argument("--kernels", type=_name_list,
                        help="kernels (default: topo and every registered mapping: sm-1..sm-32, ws, scan)")
+    sweep.add_argument("--blocks", type=_int_list, metavar="B[,B...]",
+                       help="threads per block to try for each kernel (default: each kernel's own, 256)")
     sweep.add_argument("--gpu", type=lambda text: [p.strip() for p in text.split(",") if p.strip()],
                        metavar="PROFILE[,PROFILE...]",
                        help="base GPU profiles: names or .toml paths, each optionally with what-ifs as "

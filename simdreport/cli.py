@@ -418,7 +418,7 @@ def _sweep(args, graphs, started: float) -> int:
     plan = plan_sweep(graphs if graphs is not None else suite_for(args.specs),
                       args.kernels or candidate_kernels(), args.gpu or [choose_gpu(None).profile],
                       args.what_if, sources=args.sources, seed=args.seed, warm_l2=not args.cold_l2,
-                      time_model=args.time_model)
+                      time_model=args.time_model, blocks=args.blocks or (None,))
     command = " ".join(["simdmodel", *map(shlex.quote, args.argv)])
     outcome = run_sweep(plan, args.out, scheduler=args.scheduler, workers=args.workers, progress=_progress(args),
                         line=_progress_line(args), command=command)

@@ -1,7 +1,7 @@
 """A sweep's figures: predicted whole-BFS time against each swept hardware knob.
 
 One figure per knob that the sweep varied (`time_vs_<knob>.png`): a panel per graph, a line per
-kernel, x = the knob's factor on the base profile (log 2), y = predicted BFS time (median over
+mapping (kernel, with its block size where the sweep sets one), x = the knob's factor on the base profile (log 2), y = predicted BFS time (median over
 sources, ms; log where it spans decades). Only tasks whose profile differs from its base in that
 knob alone are drawn, so a line shows one knob's effect. Profiles that change several knobs at once stay in the tables.
 """
@@ -18,7 +18,7 @@ from .sweep_plan import KNOB_COLUMNS
 
 
 def knob_tables(whole: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Per varied knob: graph, kernel, base_profile, factor, value (the figure it scales) and
+    """Per varied knob: graph, mapping, base_profile, factor, value (the figure it scales) and
     predicted_ms (median over sources), from the whole-BFS table of a sweep."""
     out: dict[str, pd.DataFrame] = {}
     if whole.empty:
@@ -33,9 +33,9 @@ def knob_tables(whole: pd.DataFrame) -> dict[str, pd.DataFrame]:
         if not changed[keep, index].any():
             continue
         rows = whole.loc[keep].assign(factor=factors[keep, index], value=whole.loc[keep, value_columns[knob]])
-        table = (rows.groupby(["graph_label", "kernel", "base_profile", "factor", "value"], sort=False)
+        table = (rows.groupby(["graph_label", "mapping", "base_profile", "factor", "value"], sort=False)
                  ["predicted_ms"].median().reset_index())
-        out[knob] = table.sort_values(["graph_label", "kernel", "base_profile", "factor"], kind="stable")
+        out[knob] = table.sort_values(["graph_label", "mapping", "base_profile", "factor"], kind="stable")
     return out
 
 
@@ -63,9 +63,9 @@ def _knob_figure(table: pd.DataFrame, knob: str):
     base_values = ", ".join(f"{written(v)}" + (f" ({b})" if len(bases) > 1 else "")
                             for b, v in zip(at_base["base_profile"], at_base["value"], strict=True)) or "value"
     for ax, graph in zip(axes.flat, graphs, strict=False):
-        for (kernel, base), line in table.loc[table["graph_label"] == graph].groupby(["kernel", "base_profile"],
-                                                                                     sort=False):
-            label = kernel if len(bases) == 1 else f"{kernel} ({base})"
+        for (mapping, base), line in table.loc[table["graph_label"] == graph].groupby(["mapping", "base_profile"],
+                                                                                      sort=False):
+            label = mapping if len(bases) == 1 else f"{mapping} ({base})"
             ax.plot(line["factor"], line["predicted_ms"], marker="o", markersize=3, label=label)
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"x{v:g}"))

@@ -1,7 +1,8 @@
-"""What a sweep runs: one task per graph x kernel x GPU profile x source, each a whole predicted BFS.
+"""What a sweep runs: one task per graph x kernel x block size x GPU profile x source, each a whole
+predicted BFS.
 
-A task names everything its prediction depends on (graph spec and loader options, kernel, profile
-spec with its what-if factors, source index and seed, L2 warmth, time model), so its id (a hash of
+A task names everything its prediction depends on (graph spec and loader options, kernel, block
+size, profile spec with its what-if factors, source index and seed, L2 warmth, time model), so its id (a hash of
 those inputs) says whether an earlier run of the sweep already holds its result. `plan_sweep`
 checks every input (kernels parse, profiles load and derive, graph files exist) before any work
 starts, so a typo fails in a second rather than after an hour of tasks.
@@ -26,7 +27,8 @@ KNOB_COLUMNS = ("l2", "dram", "l2bw", "sms", "launch")
 @dataclass(frozen=True)
 class SweepTask:
     """One predicted BFS of a sweep. `profile` is a profile spec: a shipped name or .toml path,
-    optionally followed by `:KNOB*FACTOR[,...]` (`opmachine.profile.whatif`)."""
+    optionally followed by `:KNOB*FACTOR[,...]` (`opmachine.profile.whatif`); `block` the threads
+    per block (None: the kernel's default, as `predict_bfs` picks it)."""
 
     graph: SuiteGraph
     kernel: str
@@ -35,6 +37,7 @@ class SweepTask:
     seed: int
     warm_l2: bool
     time_model: str
+    block: int | None = None
 
     def inputs(self) -> dict:
         """Everything the prediction depends on, as plain JSON values."""
@@ -42,7 +45,7 @@ class SweepTask:
         return {"graph": self.graph.spec, "loader": loader,
                 "sha256": self.graph.sha256, "kernel": self.kernel, "profile": self.profile,
                 "source_index": self.source_index, "seed": self.seed, "warm_l2": self.warm_l2,
-                "time_model": self.time_model}
+                "time_model": self.time_model, **({"block": self.block} if self.block is not None else {})}
 
     @cached_property
     def task_id(self) -> str:
@@ -51,8 +54,9 @@ class SweepTask:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def describe(self) -> str:
-        """'rmat d12, sm-8, h200:l2*2, source #0' for messages."""
-        return f"{self.graph.label}, {self.kernel}, {self.profile}, source #{self.source_index}"
+        """'rmat d12, sm-8, h200:l2*2, source #0' for messages (the block size when one is set)."""
+        block = f" block {self.block}" if self.block is not None else ""
+        return f"{self.graph.label}, {self.kernel}{block}, {self.profile}, source #{self.source_index}"
 
 
 def _plain(value):
@@ -71,6 +75,7 @@ class SweepPlan:
     tasks: tuple[SweepTask, ...]
     graphs: tuple[SuiteGraph, ...]
     kernels: tuple[str, ...]
+    blocks: tuple[int | None, ...]
     profiles: tuple[str, ...]
     what_ifs: tuple[tuple[str, tuple[float, ...]], ...]
     sources: int
@@ -79,7 +84,7 @@ class SweepPlan:
     time_model: str
 
     def settings(self) -> dict:
-        return {"graphs": [g.spec for g in self.graphs], "kernels": list(self.kernels),
+        return {"graphs": [g.spec for g in self.graphs], "kernels": list(self.kernels), "blocks": list(self.blocks),
                 "profiles": list(self.profiles), "what_ifs": {knob: list(f) for knob, f in self.what_ifs},
                 "sources": self.sources, "seed": self.seed, "warm_l2": self.warm_l2,
                 "time_model": self.time_model, "tasks": len(self.tasks)}
@@ -133,9 +138,10 @@ def profile_specs(bases, what_ifs) -> tuple[str, ...]:
 
 
 def plan_sweep(graphs, kernels, bases, what_ifs=(), sources: int = 1, seed: int = 1, warm_l2: bool = True,
-               time_model: str = "critical") -> SweepPlan:
-    """Every task of graphs x kernels x profiles x sources, each input checked first (InputError)."""
-    from opmachine.kernels import parse_kernel
+               time_model: str = "critical", blocks=(None,)) -> SweepPlan:
+    """Every task of graphs x profiles x kernels x blocks x sources, each input checked first
+    (InputError). `blocks`: threads per block to try (None: each kernel's default)."""
+    from opmachine.kernels import check_block, parse_kernel
     from opmachine.predict import TIME_MODELS
 
     from .manifest import check_files
@@ -148,6 +154,9 @@ def plan_sweep(graphs, kernels, bases, what_ifs=(), sources: int = 1, seed: int 
         raise InputError("a sweep needs at least one kernel")
     if len(set(kernels)) != len(kernels):
         raise InputError("a kernel is listed twice")
+    blocks = tuple(None if block is None else check_block(block) for block in blocks)
+    if not blocks or len(set(blocks)) != len(blocks):
+        raise InputError("a sweep needs block sizes, each listed once")
     if isinstance(sources, bool) or not isinstance(sources, int) or sources < 1:
         raise InputError(f"--sources must be at least 1, got {sources!r}")
     if time_model not in TIME_MODELS:
@@ -161,9 +170,10 @@ def plan_sweep(graphs, kernels, bases, what_ifs=(), sources: int = 1, seed: int 
     check_files(graphs)
     for graph in graphs:
         _check_graph_spec(graph.spec)
-    tasks = tuple(SweepTask(graph, kernel, profile, index, int(seed), bool(warm_l2), time_model)
-                  for graph in graphs for profile in profiles for kernel in kernels for index in range(sources))
-    return SweepPlan(tasks, graphs, kernels, profiles, tuple((k, tuple(f)) for k, f in what_ifs), sources,
+    tasks = tuple(SweepTask(graph, kernel, profile, index, int(seed), bool(warm_l2), time_model, block)
+                  for graph in graphs for profile in profiles for kernel in kernels for block in blocks
+                  for index in range(sources))
+    return SweepPlan(tasks, graphs, kernels, blocks, profiles, tuple((k, tuple(f)) for k, f in what_ifs), sources,
                      int(seed), bool(warm_l2), time_model)
 
 

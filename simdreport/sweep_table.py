@@ -5,22 +5,22 @@ import pandas as pd
 
 
 def fastest_table(whole: pd.DataFrame) -> pd.DataFrame:
-    """One row per graph and profile: the kernel with the lowest predicted BFS time (median over
-    sources), that time, the runner-up and its margin, and the change of the fastest time against
+    """One row per graph and profile: the mapping (kernel, and block size where the sweep set one)
+    with the lowest predicted BFS time (median over sources), that time, the runner-up and its margin, and the change of the fastest time against
     the base profile's fastest (NaN where the base profile is not in the sweep)."""
     if whole.empty:
         return pd.DataFrame(columns=["graph", "profile", "fastest", "predicted_ms", "runner_up", "margin",
                                      "vs_base"])
-    times = (whole.groupby(["graph_label", "base_profile", "profile", "kernel"], sort=False)["predicted_ms"]
+    times = (whole.groupby(["graph_label", "base_profile", "profile", "mapping"], sort=False)["predicted_ms"]
              .median().reset_index())
     rows = []
     for (graph, base, profile), group in times.groupby(["graph_label", "base_profile", "profile"], sort=False):
         ranked = group.sort_values("predicted_ms", kind="stable")
         best = ranked.iloc[0]
         second = ranked.iloc[1] if len(ranked) > 1 else None
-        rows.append({"graph": graph, "base_profile": base, "profile": profile, "fastest": best["kernel"],
+        rows.append({"graph": graph, "base_profile": base, "profile": profile, "fastest": best["mapping"],
                      "predicted_ms": best["predicted_ms"],
-                     "runner_up": second["kernel"] if second is not None else "",
+                     "runner_up": second["mapping"] if second is not None else "",
                      "margin": (second["predicted_ms"] / best["predicted_ms"] - 1 if second is not None
                                 else float("nan"))})
     out = pd.DataFrame(rows)

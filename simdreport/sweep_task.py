@@ -19,6 +19,7 @@ LEVEL_SUMS = ("predicted_ns", "fixed_ns", "jobs_total", "l2_sectors", "l2_hits",
 
 IDENTITY_COLUMNS = {
     "task_id": "str", "graph": "str", "graph_label": "str", "n": "int64", "m": "int64", "kernel": "str",
+    "block": "int64", "mapping": "str",
     "profile": "str", "base_profile": "str", "what_if": "str",
     **{f"{knob}_factor": "float64" for knob in KNOB_COLUMNS},
     "l2_bytes": "int64", "dram_bandwidth_gbs": "float64", "l2_bandwidth_gbs": "float64", "sms": "int64",
@@ -68,13 +69,15 @@ def run_task(task: SweepTask, code_version: str = "unknown") -> pd.DataFrame:
     key, graph = _graph(task)
     source = int(pick_sources(graph, task.source_index + 1, task.seed)[task.source_index])
     profile = load_task_profile(task.profile)
-    result = predict_bfs(graph, source, parse_kernel(task.kernel), profile, l2_model="setassoc",
+    result = predict_bfs(graph, source, parse_kernel(task.kernel), profile, l2_model="setassoc", block=task.block,
                          warm_l2=task.warm_l2, time_model=task.time_model, frontiers=_rounds(key, graph, source))
     rows = level_rows(result.per_level)
     base, changes = split_profile_spec(task.profile)
     identity = {
         "task_id": task.task_id, "graph": task.graph.spec, "graph_label": task.graph.label, "n": graph.n,
-        "m": graph.m, "kernel": task.kernel, "profile": task.profile, "base_profile": base,
+        "m": graph.m, "kernel": task.kernel, "block": int(result.per_level["block"].iloc[0]),
+        "mapping": task.kernel if task.block is None else f"{task.kernel} b{task.block}",
+        "profile": task.profile, "base_profile": base,
         "what_if": ",".join(f"{k}*{v:g}" for k, v in changes.items()),
         **{f"{knob}_factor": float(changes.get(knob, 1.0)) for knob in KNOB_COLUMNS},
         "l2_bytes": profile.l2_bytes, "dram_bandwidth_gbs": profile.dram_bandwidth_gbs,

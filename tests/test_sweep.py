@@ -102,7 +102,7 @@ def test_level_rows_by_hand():
 
 def test_fastest_table_by_hand():
     whole = pd.DataFrame({"graph_label": ["g"] * 4, "base_profile": ["h"] * 4,
-                          "profile": ["h", "h", "h:l2*2", "h:l2*2"], "kernel": ["a", "b", "a", "b"],
+                          "profile": ["h", "h", "h:l2*2", "h:l2*2"], "mapping": ["a", "b", "a", "b"],
                           "predicted_ms": [2.0, 3.0, 1.5, 1.0]})
     table = fastest_table(whole)
     assert table["fastest"].tolist() == ["a", "b"] and table["runner_up"].tolist() == ["b", "a"]
@@ -112,7 +112,7 @@ def test_fastest_table_by_hand():
 
 def test_knob_tables_take_only_profiles_that_change_that_knob_alone():
     plan = plan_sweep(GRAPHS[:1], ["sm-4"], ["h200", "h200:l2*2,dram*2"], [("l2", (0.5,))])
-    whole = pd.DataFrame([{"task_id": t.task_id, "graph_label": t.graph.label, "kernel": t.kernel,
+    whole = pd.DataFrame([{"task_id": t.task_id, "graph_label": t.graph.label, "mapping": t.kernel,
                            "base_profile": split_profile_spec(t.profile)[0], "predicted_ms": 1.0,
                            **{f"{k}_factor": split_profile_spec(t.profile)[1].get(k, 1.0)
                               for k in ("l2", "dram", "l2bw", "sms", "launch")},
@@ -304,3 +304,19 @@ def test_a_manifest_graphs_loader_options_are_part_of_its_task(tmp_path):
     store.fail(second, "an error")  # the failure record is JSON too
     assert json.loads((tmp_path / "s" / "failed" / f"{second.task_id}.json").read_text())["error"] == "an error"
     assert run_task(first)["n"].iloc[0] == 3
+
+
+def test_block_sizes_are_a_sweep_axis(tmp_path):
+    plan = plan_sweep(GRAPHS[:1], ["sm-4", "scan"], ["h200"], blocks=[128, 512])
+    assert len(plan.tasks) == 4 and len({t.task_id for t in plan.tasks}) == 4
+    assert plan_sweep(GRAPHS[:1], ["sm-4"], ["h200"]).tasks[0].task_id not in {t.task_id for t in plan.tasks}
+    rows = run_task(plan.tasks[1])  # sm-4 at 512 threads a block
+    assert (rows["block"] == 512).all() and (rows["mapping"] == "sm-4 b512").all()
+    graph = load_graph(GRAPHS[0].spec)
+    direct = predict_bfs(graph, int(pick_sources(graph, 1, 1)[0]), parse_kernel("sm-4"), load_profile("h200"),
+                         l2_model="setassoc", warm_l2=True, block=512)
+    assert rows["predicted_ns"].sum() == pytest.approx(direct.predicted_ns, rel=1e-12)
+    with pytest.raises(InputError):
+        plan_sweep(GRAPHS[:1], ["sm-4"], ["h200"], blocks=[100])
+    with pytest.raises(InputError, match="each listed once"):
+        plan_sweep(GRAPHS[:1], ["sm-4"], ["h200"], blocks=[128, 128])
