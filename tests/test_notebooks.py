@@ -18,7 +18,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 RESULTS = ROOT / "gpu_validate" / "results" / "nvidia-h200"
-NAMES = ("01_simd_efficiency", "02_operator_machine", "03_model_vs_hardware")
+NAMES = ("01_simd_efficiency", "02_operator_machine", "03_model_vs_hardware", "04_hardware_what_ifs")
 ALLOWED_NOTEBOOK_METADATA = {"kernelspec", "language_info"}
 
 
@@ -36,6 +36,9 @@ SMALL = {
     "02_operator_machine": ('GRAPH = "rmat:scale=10,ef=8,seed=1"\nKERNELS = ("topo", "scan")\n'
                             "WHAT_IF_FACTORS = (0.5, 2.0)"),
     "03_model_vs_hardware": None,  # filled in by small_parameters(): the smallest committed result folders
+    "04_hardware_what_ifs": ('GRAPHS = ["rmat:scale=10,ef=8", "grid2d:side=30"]\nKERNELS = ["topo", "sm-8"]\n'
+                             'WHAT_IFS = {"l2": (0.0625,), "launch": (0.5,)}\nWORKERS = 1\n'
+                             "OUT = __import__('tempfile').mkdtemp() + '/sweep'"),
 }
 REPORT = {
     "01_simd_efficiency": 'json.dumps({"graphs": len(analyses), "ua_23": level0["ua_lanes"].tolist(), '
@@ -46,6 +49,8 @@ REPORT = {
     "03_model_vs_hardware": 'json.dumps({"graphs": chosen, "cupy": "cupy" in sys.modules, '
                             '"lanes_checked": int(len(lane_defined)), "rounds": len(sim_rounds), '
                             '"summary_lines": len(lines)})',
+    "04_hardware_what_ifs": 'json.dumps({"tasks": len(plan.tasks), "rows": len(whole), "fastest": len(fastest), '
+                            '"knobs": sorted(tables), "failed": len(outcome.failed)})',
 }
 
 
@@ -137,7 +142,10 @@ def test_notebook_runs_at_small_sizes(name, kernel_env):
         assert report["kernels"] == ["scan", "topo"]
         assert report["launches"] == report["rounds"]  # topo: one launch per round
         assert report["what_if"] == 2 * report["curves"]
-    else:
+    elif name == "03_model_vs_hardware":
         assert report["cupy"] is False
         assert report["graphs"] == smallest_result_folders(2)
         assert report["lanes_checked"] > 0 and report["rounds"] > 0 and report["summary_lines"] >= 4
+    else:
+        assert report["tasks"] == report["rows"] == 2 * 2 * 3 and report["failed"] == 0  # graphs x kernels x profiles
+        assert report["fastest"] == 2 * 3 and report["knobs"] == ["l2", "launch"]
