@@ -13,8 +13,9 @@ import pandas as pd
 
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from opmachine.profile.whatif import KNOB_FIELDS
+
 from .figures import _log_if_positive, _new, _ylabel, render
-from .sweep_plan import KNOB_COLUMNS
 
 
 def knob_tables(whole: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -23,16 +24,14 @@ def knob_tables(whole: pd.DataFrame) -> dict[str, pd.DataFrame]:
     out: dict[str, pd.DataFrame] = {}
     if whole.empty:
         return out
-    factors = whole[[f"{knob}_factor" for knob in KNOB_COLUMNS]].to_numpy()
+    factors = whole[[f"{knob}_factor" for knob in KNOB_FIELDS]].to_numpy()
     changed = factors != 1.0
-    value_columns = {"l2": "l2_bytes", "dram": "dram_bandwidth_gbs", "l2bw": "l2_bandwidth_gbs", "sms": "sms",
-                     "launch": "launch_overhead_ns"}
-    for index, knob in enumerate(KNOB_COLUMNS):
+    for index, knob in enumerate(KNOB_FIELDS):
         others = changed.sum(axis=1) - changed[:, index]
         keep = others == 0
         if not changed[keep, index].any():
             continue
-        rows = whole.loc[keep].assign(factor=factors[keep, index], value=whole.loc[keep, value_columns[knob]])
+        rows = whole.loc[keep].assign(factor=factors[keep, index], value=whole.loc[keep, KNOB_FIELDS[knob]])
         table = (rows.groupby(["graph_label", "mapping", "base_profile", "factor", "value"], sort=False)
                  ["predicted_ms"].median().reset_index())
         out[knob] = table.sort_values(["graph_label", "mapping", "base_profile", "factor"], kind="stable")

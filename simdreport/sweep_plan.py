@@ -20,8 +20,6 @@ from simdmodel.errors import InputError
 
 from .suites import SuiteGraph
 
-KNOB_COLUMNS = ("l2", "dram", "l2bw", "sms", "launch")
-"""The what-if knobs (`opmachine.profile.whatif.KNOBS`), each a `<knob>_factor` column of the results."""
 
 
 @dataclass(frozen=True)

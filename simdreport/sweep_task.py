@@ -11,7 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .sweep_plan import KNOB_COLUMNS, SweepTask, load_task_profile, split_profile_spec
+from opmachine.profile.whatif import KNOB_FIELDS, format_what_if
+
+from .sweep_plan import SweepTask, load_task_profile, split_profile_spec
 
 LEVEL_SUMS = ("predicted_ns", "fixed_ns", "jobs_total", "l2_sectors", "l2_hits", "dram_sectors",
               "inst_executed")
@@ -21,9 +23,9 @@ IDENTITY_COLUMNS = {
     "task_id": "str", "graph": "str", "graph_label": "str", "n": "int64", "m": "int64", "kernel": "str",
     "block": "int64", "mapping": "str",
     "profile": "str", "base_profile": "str", "what_if": "str",
-    **{f"{knob}_factor": "float64" for knob in KNOB_COLUMNS},
-    "l2_bytes": "int64", "dram_bandwidth_gbs": "float64", "l2_bandwidth_gbs": "float64", "sms": "int64",
-    "launch_overhead_ns": "float64", "source_index": "int64", "source": "int64", "seed": "int64",
+    **{f"{knob}_factor": "float64" for knob in KNOB_FIELDS},
+    **{field: "int64" if field in ("l2_bytes", "sms") else "float64" for field in KNOB_FIELDS.values()},
+    "source_index": "int64", "source": "int64", "seed": "int64",
     "warm_l2": "bool", "time_model": "str", "code_version": "str",
 }
 """The columns that say which task a row belongs to: its inputs and its profile's swept figures."""
@@ -78,11 +80,9 @@ def run_task(task: SweepTask, code_version: str = "unknown") -> pd.DataFrame:
         "m": graph.m, "kernel": task.kernel, "block": int(result.per_level["block"].iloc[0]),
         "mapping": task.kernel if task.block is None else f"{task.kernel} b{task.block}",
         "profile": task.profile, "base_profile": base,
-        "what_if": ",".join(f"{k}*{v:g}" for k, v in changes.items()),
-        **{f"{knob}_factor": float(changes.get(knob, 1.0)) for knob in KNOB_COLUMNS},
-        "l2_bytes": profile.l2_bytes, "dram_bandwidth_gbs": profile.dram_bandwidth_gbs,
-        "l2_bandwidth_gbs": profile.l2_bandwidth_gbs, "sms": profile.sms,
-        "launch_overhead_ns": profile.launch_overhead_ns, "source_index": task.source_index, "source": source,
+        "what_if": format_what_if(changes),
+        **{f"{knob}_factor": float(changes.get(knob, 1.0)) for knob in KNOB_FIELDS},
+        **{field: getattr(profile, field) for field in KNOB_FIELDS.values()}, "source_index": task.source_index, "source": source,
         "seed": task.seed, "warm_l2": task.warm_l2, "time_model": task.time_model, "code_version": code_version,
     }
     for name, value in identity.items():

@@ -108,7 +108,7 @@ def test_sms_and_launch_constants():
     for n in (1, 1000, 2_000_000, 9_000_000):
         assert cheap.compaction.at(n) == pytest.approx(H200.compaction.at(n) / 2, rel=1e-12)
     assert what_if_value(cheap, "launch") == H200.launch_overhead_ns / 2
-    assert derive_profile(H200, {}) is H200
+    assert derive_profile(H200, {}) is H200 and derive_profile(H200, {"l2": 1.0, "sms": 1}) is H200
 
 
 @pytest.mark.parametrize("factor", [0, -1, math.nan, math.inf, True, "2"])

@@ -30,7 +30,8 @@ from .curve import Curve
 from .gpu_profile import GPUProfile
 from .schema import ONE_WARP_CURVES, SAME_SECTOR_CURVE
 
-__all__ = ["KNOBS", "derive_profile", "format_what_if", "parse_profile_spec", "parse_what_if", "what_if_value"]
+__all__ = ["KNOBS", "KNOB_FIELDS", "derive_profile", "format_what_if", "parse_profile_spec", "parse_what_if",
+           "what_if_value"]
 
 KNOBS = {
     "l2": "L2 capacity (l2_bytes)",
@@ -40,6 +41,9 @@ KNOBS = {
     "launch": "per-launch constants (launch overhead, grid scan, compaction table)",
 }
 """Each what-if knob and the hardware figure it scales."""
+KNOB_FIELDS = {"l2": "l2_bytes", "dram": "dram_bandwidth_gbs", "l2bw": "l2_bandwidth_gbs", "sms": "sms",
+               "launch": "launch_overhead_ns"}
+"""The GPUProfile field that stands for each knob's value (a sweep's x axis)."""
 
 DRAM_CURVES = ("row_hit", "row_miss", "dram", "row_hit_one_warp", "row_miss_one_warp", "dram_one_warp")
 L2_CURVES = ("l2_hit", "l2_hit_one_warp", SAME_SECTOR_CURVE)
@@ -152,6 +156,8 @@ def derive_profile(profile: GPUProfile, changes: dict[str, float]) -> GPUProfile
             fields["grid_scan_ns"] = profile.grid_scan_ns * factor
             fields["compaction"] = _scaled_compaction(profile.compaction, factor)
     label = format_what_if(changes)
+    if not label:  # every factor 1
+        return profile
     return dataclasses.replace(
         profile, name=f"{profile.name}:{label}", curves=curves,
         description=f"{profile.description}, what-if {label}", **fields)
@@ -159,6 +165,4 @@ def derive_profile(profile: GPUProfile, changes: dict[str, float]) -> GPUProfile
 
 def what_if_value(profile: GPUProfile, knob: str) -> float:
     """The hardware figure a knob scales, as `profile` has it (for a sweep's x axis)."""
-    knob = _knob(knob, "what-if")
-    return float({"l2": profile.l2_bytes, "dram": profile.dram_bandwidth_gbs, "l2bw": profile.l2_bandwidth_gbs,
-                  "sms": profile.sms, "launch": profile.launch_overhead_ns}[knob])
+    return float(getattr(profile, KNOB_FIELDS[_knob(knob, "what-if")]))
