@@ -2,8 +2,9 @@
 predicted BFS.
 
 A task names everything its prediction depends on (graph spec and loader options, kernel, block
-size, profile spec with its what-if factors, source index and seed, L2 warmth, time model), so its id (a hash of
-those inputs) says whether an earlier run of the sweep already holds its result. `plan_sweep`
+size, profile spec with its what-if factors and, for a profile file, the file's sha256, source
+index and seed, L2 warmth, time model), so its id (a hash of those inputs) says whether an
+earlier run of the sweep already holds its result. `plan_sweep`
 checks every input (kernels parse, profiles load and derive, graph files exist) before any work
 starts, so a typo fails in a second rather than after an hour of tasks.
 """
@@ -21,12 +22,12 @@ from simdmodel.errors import InputError
 from .suites import SuiteGraph
 
 
-
 @dataclass(frozen=True)
 class SweepTask:
     """One predicted BFS of a sweep. `profile` is a profile spec: a shipped name or .toml path,
     optionally followed by `:KNOB*FACTOR[,...]` (`opmachine.profile.whatif`); `block` the threads
-    per block (None: the kernel's default, as `predict_bfs` picks it)."""
+    per block (None: the kernel's default, as `predict_bfs` picks it); `profile_sha256` the sha256
+    of a profile file when the plan was made (None for a shipped profile)."""
 
     graph: SuiteGraph
     kernel: str
@@ -36,12 +37,14 @@ class SweepTask:
     warm_l2: bool
     time_model: str
     block: int | None = None
+    profile_sha256: str | None = None
 
     def inputs(self) -> dict:
         """Everything the prediction depends on, as plain JSON values."""
         loader = {key: _plain(value) for key, value in sorted(self.graph.loader.items())}
+        edited = {"profile_sha256": self.profile_sha256} if self.profile_sha256 is not None else {}
         return {"graph": self.graph.spec, "loader": loader,
-                "sha256": self.graph.sha256, "kernel": self.kernel, "profile": self.profile,
+                "sha256": self.graph.sha256, "kernel": self.kernel, "profile": self.profile, **edited,
                 "source_index": self.source_index, "seed": self.seed, "warm_l2": self.warm_l2,
                 "time_model": self.time_model, **({"block": self.block} if self.block is not None else {})}
 
@@ -168,7 +171,10 @@ def plan_sweep(graphs, kernels, bases, what_ifs=(), sources: int = 1, seed: int 
     check_files(graphs)
     for graph in graphs:
         _check_graph_spec(graph.spec)
-    tasks = tuple(SweepTask(graph, kernel, profile, index, int(seed), bool(warm_l2), time_model, block)
+    files = {spec: Path(split_profile_spec(spec)[0]) for spec in profiles}
+    sha = {spec: hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+           for spec, path in files.items()}
+    tasks = tuple(SweepTask(graph, kernel, profile, index, int(seed), bool(warm_l2), time_model, block, sha[profile])
                   for graph in graphs for profile in profiles for kernel in kernels for block in blocks
                   for index in range(sources))
     return SweepPlan(tasks, graphs, kernels, blocks, profiles, tuple((k, tuple(f)) for k, f in what_ifs), sources,

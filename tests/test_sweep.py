@@ -320,3 +320,16 @@ def test_block_sizes_are_a_sweep_axis(tmp_path):
         plan_sweep(GRAPHS[:1], ["sm-4"], ["h200"], blocks=[100])
     with pytest.raises(InputError, match="each listed once"):
         plan_sweep(GRAPHS[:1], ["sm-4"], ["h200"], blocks=[128, 128])
+
+
+def test_a_profile_files_content_is_part_of_its_tasks(tmp_path):
+    from opmachine.profile import profiles_dir
+
+    mine = tmp_path / "mine.toml"
+    mine.write_bytes((profiles_dir() / "h200.toml").read_bytes())
+    before = plan_sweep(GRAPHS[:1], ["sm-4"], [f"{mine}:l2*2"]).tasks
+    assert len(before) == 1 and "profile_sha256" in before[0].inputs()
+    mine.write_text(mine.read_text().replace("clock_mhz = 1980.0", "clock_mhz = 1700.0", 1))
+    after = plan_sweep(GRAPHS[:1], ["sm-4"], [f"{mine}:l2*2"]).tasks
+    assert after[0].task_id != before[0].task_id  # an edited profile makes new tasks
+    assert "profile_sha256" not in plan_sweep(GRAPHS[:1], ["sm-4"], ["h200"]).tasks[0].inputs()
