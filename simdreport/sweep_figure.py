@@ -55,7 +55,8 @@ def _knob_figure(table: pd.DataFrame, knob: str):
     graphs = list(dict.fromkeys(table["graph_label"]))
     cols = min(3, len(graphs))
     rows = math.ceil(len(graphs) / cols)
-    figure, axes = _new((3.4 * cols + 0.6, 2.8 * rows + 0.8), rows=rows, cols=cols)
+    width = max(3.4 * cols + 0.6, 7.2)  # room for the title, axis label and legend with one panel
+    figure, axes = _new((width, 2.8 * rows + 0.8), rows=rows, cols=cols)
     bases = list(dict.fromkeys(table["base_profile"]))
     name, written = AXES[knob]
     at_base = table.loc[table["factor"] == 1.0].drop_duplicates("base_profile")
@@ -80,6 +81,5 @@ def _knob_figure(table: pd.DataFrame, knob: str):
         ax.set_visible(False)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6), fontsize=7, frameon=False)
-    figure.suptitle(f"Predicted BFS time against {name}, base profile {', '.join(bases)} "
-                    "(median over sources)", fontsize=10)
+    figure.suptitle(f"Predicted BFS time against {name} (base {', '.join(bases)}; median over sources)", fontsize=10)
     return figure
