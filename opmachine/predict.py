@@ -241,6 +241,69 @@ def _server_rows(level, phase, counts):
             for s, name in enumerate(SERVERS)]
 
 
+class _Timing:
+    """One profile's time for the launches of a simulated BFS: its critical-path model, the empty
+    compaction its `fixed_ns` holds, its rows (and counters-mode rows)."""
+
+    def __init__(self, profile, kernel, code, time_model, layout, measured, scan_n, load, mode):
+        self.profile, self.measured, self.scan_n, self.mode = profile, measured, scan_n, mode
+        self.load = load
+        self.critical = CriticalPathModel.from_profile(profile) if time_model == "critical" else None
+        self.counter = np.zeros(layout.total_sectors, dtype=np.int32) if self.critical is not None else None
+        self.baseline = (compaction_baseline_ns(profile, code, self.critical, scan_n)
+                         if self.critical is not None and kernel.data_driven else 0.0)
+        self.rows: list[dict] = []
+        self.counted: list[dict] = []
+
+    def less_baseline(self, took, phase):
+        """A compaction's critical-path time less what its `fixed_ns` already holds (see compaction_baseline_ns)."""
+        return took if phase != "compact" else (max(took[0] - self.baseline, 0.0), *took[1:])
+
+    def time_of(self, trace, outcomes, instructions, key):
+        """The critical-path (time, bottleneck) of a launch, and its counters-mode one when `key` is counted."""
+        critical = self.critical
+        if critical is None:
+            return None, None
+        warps = self.profile.physical_warps
+        path = None if instructions is None else slot_instructions(instructions, trace.warps, warps, critical)
+        loads = slot_loads_by_class(trace, outcomes, warps, critical, self.counter)
+        jobs, sectors, _, waited, hot = loads
+        took = self.less_baseline(launch_time(jobs, sectors, waited.sum(axis=0), hot, critical, path), key[1])
+        if self.measured is None or key not in self.measured:
+            return took, None
+        return took, (loads, path)
+
+    def add(self, level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, trace, outcomes,
+            instructions):
+        """The row of one launch (and its counters-mode row when the launch was measured)."""
+        took, slots = (None, None) if trace is None else self.time_of(trace, outcomes, instructions, (level, phase))
+        row = _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, self.profile,
+                          self.load, self.mode, took, instructions, self.scan_n)
+        self.rows.append(row)
+        if self.measured is not None and (level, phase) in self.measured:
+            self.counted.append(self.count_row(row, (level, phase), slots))
+
+    def count_row(self, row, key, slots):
+        """The counters-mode row of a launch from its simulated `row`."""
+        profile = self.profile
+        targets = self.measured.targets(key, row)
+        classes = targets["classes"]
+        out = dict(row, jobs_total=int(round(targets["jobs"])), l2_sectors=int(round(classes.sum())),
+                   l2_hits=int(round(classes[0])), dram_sectors=int(round(classes[1] + classes[2])),
+                   row_hits=float(classes[1]), row_misses=float(classes[2]), mode="counters")
+        if "shared_ld" in targets:
+            out.update(inst_executed=targets["inst"], shared_ld_inst=targets["shared_ld"],
+                       shared_st_inst=targets["shared_st"])
+        out.update(memory_prediction(targets["jobs"], classes[0], classes[1], classes[2], row["w_max"], profile,
+                                     targets["occupancy"] * profile.physical_warps, row["phase"], self.scan_n))
+        if slots is not None:
+            loads, path = slots
+            memory, instructions = scale_slots(loads, path, targets, self.critical.latency_ns[:, 1])
+            took = self.less_baseline(launch_time(*memory, self.critical, instructions), row["phase"])
+            out.update(predicted_ns=took[0] + row["fixed_ns"], bottleneck=took[1])
+        return out
+
+
 class _KeptTraces:
     """Job traces of a prior run, kept (within a byte budget) for the runs after it."""
 
@@ -258,6 +321,33 @@ class _KeptTraces:
                 self.traces[level, phase] = trace
                 self.left -= size
         return trace
+
+
+SIMULATION_FIELDS = ("compute_capability", "warp_size", "sms", "max_warps_per_sm", "max_blocks_per_sm",
+                     "max_threads_per_block", "l2_bytes", "l2_ways", "l2_line_bytes", "sector_bytes",
+                     "dram_block_bytes", "row_buffers")
+"""The profile fields that decide a BFS's simulation (launch geometry, instruction listings, L2 and
+row buffers); profiles equal in these differ only in the time they give it."""
+
+
+def simulation_key(profile) -> tuple:
+    """The values of SIMULATION_FIELDS, and whether the profile has instruction costs."""
+    return (*(getattr(profile, name) for name in SIMULATION_FIELDS), profile.instructions is None)
+
+
+def predict_bfs_profiles(graph, source: int, kernel: Kernel, profiles, **options) -> list[OpmResult]:
+    """`[predict_bfs(graph, source, kernel, p, **options) for p in profiles]`, each identical to that,
+    with the simulation (jobs, L2, row buffers, instruction counts) run once: the profiles must have
+    one `simulation_key` (what-ifs of DRAM or L2 bandwidth or launch cost, say). Not with `counters`."""
+    profiles = list(profiles)
+    if not profiles:
+        raise InputError("no profile to predict on")
+    if len({simulation_key(p) for p in profiles}) > 1:
+        raise InputError("these profiles differ in what the simulation needs (" + ", ".join(SIMULATION_FIELDS)
+                         + "): predict each on its own")
+    if options.get("counters") is not None and len(profiles) > 1:
+        raise InputError("counters mode predicts on one profile at a time")
+    return _predict(graph, source, kernel, profiles, **options)
 
 
 def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lru", block: int | None = None,
@@ -284,6 +374,18 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     per-level table of the same BFS predicted cold (the counts are measured from a flushed L2).
     `frontiers`: the sorted BFS rounds from `source` (`BFS.rounds`), when the caller already has them.
     """
+    return _predict(graph, source, kernel, [profile], l2_model=l2_model, block=block, grid=grid, threads=threads,
+                    occupancy=occupancy, progress=progress, warm_l2=warm_l2, time_model=time_model,
+                    counters=counters, counters_reference=counters_reference, frontiers=frontiers)[0]
+
+
+def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str = "lru", block: int | None = None,
+             grid: int | None = None, threads: int | None = None, occupancy: float | None = None,
+             progress: bool = False, warm_l2: bool = False, time_model: str = "critical",
+             counters: pd.DataFrame | None = None, counters_reference: pd.DataFrame | None = None,
+             frontiers=None) -> list[OpmResult]:
+    """`predict_bfs` on each of `profiles` (one `simulation_key`), the simulation run once."""
+    profile = profiles[0]  # the simulation's geometry; every profile times it
     if l2_model not in L2_MODELS:
         raise InputError(f"unknown L2 model {l2_model!r} (choose {', '.join(L2_MODELS)})")
     if occupancy is not None and not 0 < occupancy <= 1:
@@ -311,61 +413,18 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
         phases = ("expand", "compact") if kernel.data_driven else ("topo",)
         check_covers(counters, [(level, phase) for level in range(frontiers.depth) for phase in phases], every=False)
         measured = MeasuredLaunches(counters, counters_reference if warm_l2 else None)
-    counted = []
     layout = layout_for(graph.n, graph.m)
     l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors) if warm_l2 else None
     mode = "warm" if warm_l2 else "simulation"
     code = LaunchCode.for_kernel(kernel, profile)
-    critical = None
-    if time_model == "critical":
-        critical = CriticalPathModel.from_profile(profile)
-        counter = np.zeros(layout.total_sectors, dtype=np.int32)
     # Eq. 4 has no critical path to take the empty compaction's own time from: it keeps the one-node constant
-    scan_n = graph.n if critical is not None else 1
-    baseline = compaction_baseline_ns(profile, code, critical, scan_n) if critical is not None and kernel.data_driven \
-        else 0.0
-
-    def less_baseline(took, phase):
-        """A compaction's critical-path time less what its `fixed_ns` already holds (see compaction_baseline_ns)."""
-        return took if phase != "compact" else (max(took[0] - baseline, 0.0), *took[1:])
-
-    def time_of(trace, outcomes, instructions, key):
-        """The critical-path (time, bottleneck) of a launch, and its counters-mode one when `key` is counted."""
-        if critical is None:
-            return None, None
-        path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
-                                                                       critical)
-        loads = slot_loads_by_class(trace, outcomes, profile.physical_warps, critical, counter)
-        jobs, sectors, _, waited, hot = loads
-        took = less_baseline(launch_time(jobs, sectors, waited.sum(axis=0), hot, critical, path), key[1])
-        if measured is None or key not in measured:
-            return took, None
-        return took, (loads, path)
-
-    def count_row(row, key, slots):
-        """The counters-mode row of a launch from its simulated `row`."""
-        targets = measured.targets(key, row)
-        classes = targets["classes"]
-        out = dict(row, jobs_total=int(round(targets["jobs"])), l2_sectors=int(round(classes.sum())),
-                   l2_hits=int(round(classes[0])), dram_sectors=int(round(classes[1] + classes[2])),
-                   row_hits=float(classes[1]), row_misses=float(classes[2]), mode="counters")
-        if "shared_ld" in targets:
-            out.update(inst_executed=targets["inst"], shared_ld_inst=targets["shared_ld"],
-                       shared_st_inst=targets["shared_st"])
-        out.update(memory_prediction(targets["jobs"], classes[0], classes[1], classes[2], row["w_max"], profile,
-                                     targets["occupancy"] * profile.physical_warps, row["phase"], scan_n))
-        if slots is not None:
-            loads, path = slots
-            memory, instructions = scale_slots(loads, path, targets, critical.latency_ns[:, 1])
-            took = less_baseline(launch_time(*memory, critical, instructions), row["phase"])
-            out.update(predicted_ns=took[0] + row["fixed_ns"], bottleneck=took[1])
-        return out
-
+    scan_n = graph.n if time_model == "critical" else 1
+    timings = [_Timing(p, kernel, code, time_model, layout, measured, scan_n, load, mode) for p in profiles]
     levels = frontiers.levels
     degrees = graph.degrees()
     stamp = np.full(graph.n, -1, dtype=np.int32)
     edge_sizes = frontiers.edge_frontier_sizes(graph)
-    rows, server_rows = [], []
+    server_rows = []
     mrc_misses = np.zeros(len(MRC_CAPACITIES_BYTES), dtype=np.int64)
     accesses = 0
     steps = range(frontiers.depth)
@@ -414,34 +473,33 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
             if misses_at is not None:
                 mrc_misses += misses_at
                 accesses += int(counts[:, 1].sum())
-            took, slots = time_of(trace, outcomes, instructions, (level, phase))
-            rows.append(_launch_row(level, kernel.label, phase, launch, front.size, int(edge_sizes[level]), counts,
-                                    jobs_per_warp(trace), profile, load, mode, took, instructions, scan_n))
-            if measured is not None and (level, phase) in measured:
-                counted.append(count_row(rows[-1], (level, phase), slots))
+            per_warp = jobs_per_warp(trace)
+            for timing in timings:
+                timing.add(level, kernel.label, phase, launch, front.size, int(edge_sizes[level]), counts, per_warp,
+                           trace, outcomes, instructions)
             server_rows.extend(_server_rows(level, phase, counts))
             if kernel.data_driven:
-                took = slots = instructions = None
+                trace = outcomes = instructions = None
                 if code is not None:
                     instructions = code.compaction(*compact_warp_steps(graph.n, next_front, compact.warps),
                                                    compact.block)
-                if l2_state is None and critical is None:  # cold, Eq. 4: the closed form is enough
+                if l2_state is None and time_model != "critical":  # cold, Eq. 4: the closed form is enough
                     counts, per_warp = compact_counts(graph.n, next_front, compact.warps, profile.dram_block_bytes)
                 else:  # a warm L2 or the critical-path time needs the launch's jobs one by one
                     trace = kept.get(level, "compact", rehearsal,
                                      lambda: compact_jobs(graph.n, next_front, compact.warps, layout))
                     counts, _, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
                     per_warp = jobs_per_warp(trace)
-                    took, slots = time_of(trace, outcomes, instructions, (level, "compact"))
-                rows.append(_launch_row(level, kernel.label, "compact", compact, next_front.size, 0, counts,
-                                        per_warp, profile, load, mode, took, instructions, scan_n))
-                if measured is not None and (level, "compact") in measured:
-                    counted.append(count_row(rows[-1], (level, "compact"), slots))
+                for timing in timings:
+                    timing.add(level, kernel.label, "compact", compact, next_front.size, 0, counts, per_warp, trace,
+                               outcomes, instructions)
                 server_rows.extend(_server_rows(level, "compact", counts))
     mrc = None
     if l2_model == "lru":
         mrc = pd.DataFrame({"capacity_bytes": MRC_CAPACITIES_BYTES, "accesses": accesses, "misses": mrc_misses})
         mrc["miss_ratio"] = mrc["misses"] / max(accesses, 1)
-    return OpmResult(graph.name, graph.n, graph.m, int(source), kernel.label, profile, l2_model,
-                     pd.DataFrame(rows, columns=PER_LEVEL_COLUMNS), pd.DataFrame(server_rows), mrc, warm_l2,
-                     time_model, None if measured is None else pd.DataFrame(counted, columns=PER_LEVEL_COLUMNS))
+    return [OpmResult(graph.name, graph.n, graph.m, int(source), kernel.label, timing.profile, l2_model,
+                      pd.DataFrame(timing.rows, columns=PER_LEVEL_COLUMNS), pd.DataFrame(server_rows),
+                      None if mrc is None else mrc.copy(), warm_l2, time_model,
+                      None if measured is None else pd.DataFrame(timing.counted, columns=PER_LEVEL_COLUMNS))
+            for timing in timings]

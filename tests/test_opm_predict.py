@@ -531,3 +531,34 @@ def test_opm_cli_bad_out_writes_nothing(tmp_path):
                            str(tmp_path / "missing" / "x.csv")], capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kernel", ["topo", "sm-4", "ws", "scan"])
+@pytest.mark.parametrize("warm, time_model", [(True, "critical"), (False, "critical"), (False, "eq4")])
+def test_one_simulation_timed_on_several_profiles_equals_each_prediction(kernel, warm, time_model):
+    from opmachine.predict import predict_bfs_profiles
+    from opmachine.profile.whatif import derive_profile
+
+    graph = load_graph("rmat:scale=11,ef=8")
+    profiles = [H200, *(derive_profile(H200, changes) for changes in
+                        ({"dram": 0.5}, {"l2bw": 2.0}, {"launch": 0.25}, {"dram": 2.0, "launch": 3.0}))]
+    options = dict(l2_model="setassoc", warm_l2=warm, time_model=time_model)
+    together = predict_bfs_profiles(graph, 3, parse_kernel(kernel), profiles, **options)
+    for profile, result in zip(profiles, together, strict=True):
+        alone = predict_bfs(graph, 3, parse_kernel(kernel), profile, **options)
+        assert result.profile is profile
+        pd.testing.assert_frame_equal(result.per_level, alone.per_level)
+        pd.testing.assert_frame_equal(result.per_server, alone.per_server)
+    assert together[3].predicted_ns < together[0].predicted_ns < together[4].predicted_ns  # cheaper, dearer launches
+
+
+def test_profiles_that_change_the_simulation_are_predicted_apart():
+    from opmachine.predict import predict_bfs_profiles
+    from opmachine.profile.whatif import derive_profile
+
+    graph = figure2_graph()
+    for changes in ({"l2": 2.0}, {"sms": 2.0}):
+        with pytest.raises(InputError, match="differ in what the simulation needs"):
+            predict_bfs_profiles(graph, 0, parse_kernel("ws"), [H200, derive_profile(H200, changes)])
+    with pytest.raises(InputError, match="differ"):
+        predict_bfs_profiles(graph, 0, parse_kernel("ws"), [H200, load_profile("k40c")])
