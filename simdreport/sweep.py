@@ -125,24 +125,33 @@ def _workers_ignore_ctrl_c():
 
 
 def _run_tasks(client, todo, store: SweepStore, failed: list, progress: _Progress, version: str) -> None:
-    """Submit `todo` (graph-major, as planned), keep each result or failure as it arrives."""
+    """Submit `todo` as groups that share one simulation (`sweep_task.group_key`; graph-major, as
+    planned), keep each task's result or failure as its group's arrives."""
     from distributed import as_completed
 
-    from .sweep_task import run_task
+    from .sweep_task import group_key, run_group
 
-    futures = {client.submit(run_task, task, version, key=f"simdmodel-sweep-{task.task_id}", pure=False): task
-               for task in todo}
+    groups: dict = {}
+    for task in todo:
+        groups.setdefault(group_key(task), []).append(task)
+    futures = {client.submit(run_group, group, version, key=f"simdmodel-sweep-{group[0].task_id}-{len(group)}",
+                             pure=False): group
+               for group in groups.values()}
     try:
         for future in as_completed(futures):
-            task = futures[future]
+            group = futures[future]
             if future.status == "error":
                 message = _error_line(future.exception())
-                store.fail(task, message)
-                failed.append((task, message))
+                for task in group:
+                    store.fail(task, message)
+                    failed.append((task, message))
             else:
-                store.write(task, future.result())
+                rows = future.result()
+                for task in group:
+                    store.write(task, rows[task.task_id])
             future.release()
-            progress.done(task)
+            for task in group:
+                progress.done(task)
     finally:
         progress.close()
         for future in futures:

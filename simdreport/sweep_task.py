@@ -8,6 +8,8 @@ read and grouped without the plan.
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -63,27 +65,51 @@ def _rounds(key, graph, source: int):
 def run_task(task: SweepTask, code_version: str = "unknown") -> pd.DataFrame:
     """The task's predicted BFS, one row per level (COLUMNS); `code_version` (the sweep's, not part
     of the task's inputs) is recorded so that a rerun can say which rows older code computed."""
+    return run_group([task], code_version)[task.task_id]
+
+
+def run_group(tasks: list[SweepTask], code_version: str = "unknown") -> dict[str, pd.DataFrame]:
+    """{task id: its rows} for tasks that differ only in profiles of one simulation (`group_key`):
+    the BFS is simulated once and timed on each profile (`opmachine.predict.predict_bfs_profiles`)."""
     from opmachine.kernels import parse_kernel
-    from opmachine.predict import predict_bfs
+    from opmachine.predict import predict_bfs_profiles
 
     from simdmodel.frontier import pick_sources
 
-    key, graph = _graph(task)
-    source = int(pick_sources(graph, task.source_index + 1, task.seed)[task.source_index])
-    profile = load_task_profile(task.profile)
-    result = predict_bfs(graph, source, parse_kernel(task.kernel), profile, l2_model="setassoc", block=task.block,
-                         warm_l2=task.warm_l2, time_model=task.time_model, frontiers=_rounds(key, graph, source))
+    first = tasks[0]
+    key, graph = _graph(first)
+    source = int(pick_sources(graph, first.source_index + 1, first.seed)[first.source_index])
+    profiles = [load_task_profile(task.profile) for task in tasks]
+    results = predict_bfs_profiles(graph, source, parse_kernel(first.kernel), profiles, l2_model="setassoc",
+                                   block=first.block, warm_l2=first.warm_l2, time_model=first.time_model,
+                                   frontiers=_rounds(key, graph, source))
+    return {task.task_id: _task_rows(task, graph, source, profile, result, code_version)
+            for task, profile, result in zip(tasks, profiles, results, strict=True)}
+
+
+def group_key(task: SweepTask) -> tuple:
+    """Tasks with equal keys share one simulation: the same BFS and kernel on profiles that differ
+    only in time (`opmachine.predict.simulation_key`)."""
+    from opmachine.predict import simulation_key
+
+    inputs = task.inputs()
+    for name in ("profile", "profile_sha256"):
+        inputs.pop(name, None)
+    return json.dumps(inputs, sort_keys=True), simulation_key(load_task_profile(task.profile))
+
+
+def _task_rows(task, graph, source, profile, result, code_version) -> pd.DataFrame:
     rows = level_rows(result.per_level)
     base, changes = split_profile_spec(task.profile)
     identity = {
         "task_id": task.task_id, "graph": task.graph.spec, "graph_label": task.graph.label, "n": graph.n,
         "m": graph.m, "kernel": task.kernel, "block": int(result.per_level["block"].iloc[0]),
         "mapping": task.kernel if task.block is None else f"{task.kernel} b{task.block}",
-        "profile": task.profile, "base_profile": base,
-        "what_if": format_what_if(changes),
+        "profile": task.profile, "base_profile": base, "what_if": format_what_if(changes),
         **{f"{knob}_factor": float(changes.get(knob, 1.0)) for knob in KNOB_FIELDS},
-        **{field: getattr(profile, field) for field in KNOB_FIELDS.values()}, "source_index": task.source_index, "source": source,
-        "seed": task.seed, "warm_l2": task.warm_l2, "time_model": task.time_model, "code_version": code_version,
+        **{field: getattr(profile, field) for field in KNOB_FIELDS.values()},
+        "source_index": task.source_index, "source": source, "seed": task.seed, "warm_l2": task.warm_l2,
+        "time_model": task.time_model, "code_version": code_version,
     }
     for name, value in identity.items():
         rows[name] = value

@@ -333,3 +333,20 @@ def test_a_profile_files_content_is_part_of_its_tasks(tmp_path):
     after = plan_sweep(GRAPHS[:1], ["sm-4"], [f"{mine}:l2*2"]).tasks
     assert after[0].task_id != before[0].task_id  # an edited profile makes new tasks
     assert "profile_sha256" not in plan_sweep(GRAPHS[:1], ["sm-4"], ["h200"]).tasks[0].inputs()
+
+
+def test_tasks_that_differ_only_in_time_share_one_simulation_and_give_the_same_rows(tmp_path):
+    from simdreport.sweep_task import group_key
+
+    plan = plan_sweep(GRAPHS[:1], ["sm-8", "ws"], ["h200"], [("dram", (0.5,)), ("launch", (2.0,)), ("l2", (0.5,))])
+    groups = {}
+    for task in plan.tasks:
+        groups.setdefault(group_key(task), []).append(task.profile)
+    # h200, dram and launch share one simulation per kernel; the smaller L2 needs its own
+    assert sorted(map(len, groups.values())) == [1, 1, 3, 3]
+    outcome = run_sweep(plan, tmp_path / "s", workers=1)
+    assert outcome.ran == len(plan.tasks) == 8 and not outcome.failed
+    dataset = pd.read_parquet(tmp_path / "s" / "levels")
+    for task in plan.tasks:
+        theirs = dataset.loc[dataset["task_id"] == task.task_id].sort_values("level").reset_index(drop=True)
+        pd.testing.assert_frame_equal(run_task(task, theirs["code_version"].iloc[0]), theirs)
