@@ -8,6 +8,7 @@ read and grouped without the plan.
 """
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -90,12 +91,18 @@ def run_group(tasks: list[SweepTask], code_version: str = "unknown") -> dict[str
 def group_key(task: SweepTask) -> tuple:
     """Tasks with equal keys share one simulation: the same BFS and kernel on profiles that differ
     only in time (`opmachine.predict.simulation_key`)."""
-    from opmachine.predict import simulation_key
-
     inputs = task.inputs()
     for name in ("profile", "profile_sha256"):
         inputs.pop(name, None)
-    return json.dumps(inputs, sort_keys=True), simulation_key(load_task_profile(task.profile))
+    return json.dumps(inputs, sort_keys=True), _simulation_key(task.profile, task.profile_sha256)
+
+
+@functools.lru_cache(maxsize=256)
+def _simulation_key(profile: str, sha256: str | None) -> tuple:
+    """The simulation key of a profile spec (a file's sha256 keys the cache, so an edit is seen)."""
+    from opmachine.predict import simulation_key
+
+    return simulation_key(load_task_profile(profile))
 
 
 def _task_rows(task, graph, source, profile, result, code_version) -> pd.DataFrame:
