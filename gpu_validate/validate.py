@@ -31,7 +31,7 @@ import pandas as pd
 from opmachine.counters import INST_COLUMNS, PHASES
 from opmachine.cte import cte_launches
 from opmachine.predict import fixed_ns, predict_bfs
-from simdmodel.atomic import replace_directory, temporary
+from simdmodel.atomic import staged_directory
 from simdmodel.errors import InputError
 
 from . import compare
@@ -294,22 +294,16 @@ def write_tables(directory, tables: dict, summary: dict | None, device: dict | N
             raise InputError(f"{target}: exists and holds other files ({strangers[0]}); choose another --out")
     if not target.parent.is_dir():
         raise InputError(f"{target}: directory {target.parent} does not exist")
-    temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    with temporary(temp):
-        try:
-            for name, table in tables.items():
-                if isinstance(table, pd.DataFrame):
-                    table.to_csv(temp / f"{name}.csv", index=False)
-            if summary is not None:
-                (temp / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False) + "\n")
-            if device:
-                (temp / "device.json").write_text(json.dumps(device, indent=2) + "\n")
-            if target.exists():
-                for p in target.iterdir():
-                    if p.name == "README.md":
-                        shutil.copy2(p, temp / p.name)
-            replace_directory(temp, target)
-            os.chmod(target, 0o755)
-        except BaseException:
-            shutil.rmtree(temp, ignore_errors=True)
-            raise
+    with staged_directory(target) as temp:
+        for name, table in tables.items():
+            if isinstance(table, pd.DataFrame):
+                table.to_csv(temp / f"{name}.csv", index=False)
+        if summary is not None:
+            (temp / "summary.json").write_text(json.dumps(summary, indent=2, allow_nan=False) + "\n")
+        if device:
+            (temp / "device.json").write_text(json.dumps(device, indent=2) + "\n")
+        if target.exists():
+            for p in target.iterdir():
+                if p.name == "README.md":
+                    shutil.copy2(p, temp / p.name)
+    os.chmod(target, 0o755)

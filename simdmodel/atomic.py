@@ -119,6 +119,25 @@ def replace_directory(staging, target) -> None:
         os.replace(staging, target)
 
 
+@contextlib.contextmanager
+def staged_directory(target):
+    """Yield a new empty folder beside `target`; when the block succeeds the folder (given the
+    umask's mode) takes `target`'s place (`replace_directory`), otherwise it is removed and
+    `target` is left as it was."""
+    target = Path(target)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".part", dir=target.absolute().parent))
+    with temporary(staging):
+        try:
+            yield staging
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(staging, 0o777 & ~mask)
+            replace_directory(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+
+
 def write_text(target, text: str) -> None:
     """Write `text` to `target` atomically."""
     with atomic_path(target) as temp:

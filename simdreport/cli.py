@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shlex
 import sys
 import warnings
@@ -23,7 +22,7 @@ from .arguments import EXIT_USAGE, build_parser
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line `argv`; its exit status. Without `argv` it is the `simdmodel` program
-    (this process's arguments) and Ctrl-C exits at once (`_exit_at_once`); called with `argv`, from
+    (this process's arguments) and Ctrl-C exits at once (`interrupt.exit_at_once`); called with `argv`, from
     Python or a notebook, Ctrl-C is a KeyboardInterrupt that `run_command` reports (exit status
     130) and the caller's process lives on."""
     program = argv is None
@@ -34,38 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         args.argv = argv  # the command as given, for provenance
         return _dispatch(args)
 
-    with _ctrl_c_handler(_exit_at_once) if program else contextlib.nullcontext():
+    from .interrupt import answering, exit_at_once
+
+    with answering(exit_at_once) if program else contextlib.nullcontext():
         return run_command(parse_and_run)
-
-
-@contextlib.contextmanager
-def _ctrl_c_handler(handler):
-    """SIGINT goes to `handler` while the block runs (in the main thread; elsewhere nothing changes)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _exit_at_once(signum, frame) -> None:
-    """Ctrl-C in a command: remove its temporary outputs, stop its worker processes, say so on one
-    line and exit 130 at once. Not a KeyboardInterrupt: raised while numba boxes a returned tuple,
-    that leaves a NULL in the tuple and the interpreter crashes (SIGSEGV) unpacking it."""
-    from simdmodel.atomic import remove_temporaries
-
-    from .workers import kill_workers
-
-    remove_temporaries()
-    kill_workers()
-    os.write(2, b"simdmodel: interrupted\n")
-    os._exit(130)
 
 
 def run_command(command, *args) -> int:
@@ -400,7 +371,9 @@ def _run_sweep(args) -> int:
 
     started = time.perf_counter()
     graphs, _ = _suite_graphs(args)
-    with _ctrl_c_handler(signal.default_int_handler):  # no numba here: unwind, so the cluster closes
+    from .interrupt import answering
+
+    with answering(signal.default_int_handler):  # no numba here: unwind, so the cluster closes
         return _sweep(args, graphs, started)
 
 

@@ -31,8 +31,8 @@ from simdmodel.errors import DataWarning, InputError
 
 from .sweep_figure import sweep_figures
 from .sweep_plan import SweepPlan, SweepTask
-from .sweep_store import SweepStore, whole_bfs
-from .sweep_table import fastest_table
+from .sweep_store import SweepStore
+from .sweep_table import fastest_table, whole_bfs
 
 
 @dataclass(frozen=True)
@@ -68,10 +68,12 @@ def run_sweep(plan: SweepPlan, out, *, scheduler: str | None = None, workers: in
     todo = [task for task in plan.tasks if not store.done(task)]
     skipped = len(plan.tasks) - len(todo)
     failed: list[tuple[SweepTask, str]] = []
+    written: dict = {}
     if todo:
         with _client(scheduler, workers or min(os.cpu_count() or 1, len(todo))) as client:
-            _run_tasks(client, todo, store, failed, _Progress(len(plan.tasks), skipped, progress, line), version)
-    whole = whole_bfs(store.rows(plan.tasks))
+            _run_tasks(client, todo, store, failed, written, _Progress(len(plan.tasks), skipped, progress, line),
+                       version)
+    whole = whole_bfs(store.rows(plan.tasks, written))
     _warn_of_older_code(whole, version, out)
     figures = sweep_figures(whole)
     seconds = time.perf_counter() - started
@@ -84,8 +86,12 @@ def run_sweep(plan: SweepPlan, out, *, scheduler: str | None = None, workers: in
 @contextlib.contextmanager
 def _client(scheduler: str | None, workers: int):
     """A Dask client of the cluster at `scheduler`, or of a new local cluster of `workers` processes."""
+    import signal
+
     import dask
     from distributed import Client, LocalCluster
+
+    from .interrupt import answering
 
     if scheduler is not None:
         try:
@@ -99,34 +105,19 @@ def _client(scheduler: str | None, workers: int):
     # threshold: every array over 64 KiB is then mapped and unmapped afresh, and page faults
     # took a large share of a sweep's time. Keep glibc's default.
     glibc_default = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}
-    with _workers_ignore_ctrl_c(), dask.config.set(glibc_default):
+    # Ctrl-C at a terminal signals the whole process group: the workers ignore it (they inherit the
+    # handler they start with) and this process answers it by closing the cluster
+    with answering(signal.SIG_IGN), dask.config.set(glibc_default):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                                silence_logs=logging.CRITICAL)
     with cluster, Client(cluster) as client:
         yield client
 
 
-@contextlib.contextmanager
-def _workers_ignore_ctrl_c():
-    """Ignore SIGINT while the local workers start, so they inherit that: Ctrl-C at a terminal
-    signals the whole process group, and only this process should answer it (by closing the
-    cluster), not every worker with a traceback."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _run_tasks(client, todo, store: SweepStore, failed: list, progress: _Progress, version: str) -> None:
+def _run_tasks(client, todo, store: SweepStore, failed: list, written: dict, progress: _Progress,
+               version: str) -> None:
     """Submit `todo` as groups that share one simulation (`sweep_task.group_key`; graph-major, as
-    planned), keep each task's result or failure as its group's arrives."""
+    planned), keep each task's result (also in `written`) or failure as its group's arrives."""
     from distributed import as_completed
 
     from .sweep_task import group_key, run_group
@@ -149,6 +140,7 @@ def _run_tasks(client, todo, store: SweepStore, failed: list, progress: _Progres
                 rows = future.result()
                 for task in group:
                     store.write(task, rows[task.task_id])
+                written.update(rows)
             future.release()
             for task in group:
                 progress.done(task)

@@ -132,10 +132,7 @@ def profile_specs(bases, what_ifs) -> tuple[str, ...]:
                 scaled = {**changes, knob: changes.get(knob, 1.0) * factor}
                 label = format_what_if(scaled)
                 out.append(f"{name}:{label}" if label else name)
-    seen: dict[str, None] = {}
-    for spec in out:
-        seen.setdefault(spec, None)
-    return tuple(seen)
+    return tuple(dict.fromkeys(out))
 
 
 def plan_sweep(graphs, kernels, bases, what_ifs=(), sources: int = 1, seed: int = 1, warm_l2: bool = True,

@@ -16,18 +16,15 @@ and are not part of the dataset). Tasks of earlier runs with other settings stay
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-from simdmodel.atomic import atomic_path, replace_directory, temporary, write_text
+from simdmodel.atomic import atomic_path, staged_directory, write_text
 from simdmodel.errors import InputError
 
 from .sweep_plan import SweepTask
-from .sweep_task import IDENTITY_COLUMNS
 from .write import check_output_folder
 
 ENTRIES = {"levels", "failed", "figures", "whole_bfs.csv", "fastest.csv", "sweep.json"}
@@ -77,9 +74,12 @@ class SweepStore:
         record = {"task_id": task.task_id, **task.inputs(), "graph_label": task.graph.label, "error": message}
         write_text(self._folder(self.failed) / f"{task.task_id}.json", json.dumps(record, indent=1) + "\n")
 
-    def rows(self, tasks) -> pd.DataFrame:
-        """The rows of the finished ones among `tasks`, in task order."""
-        parts = [pd.read_parquet(self.part(task)) for task in tasks if self.done(task)]
+    def rows(self, tasks, known: dict | None = None) -> pd.DataFrame:
+        """The rows of the finished ones among `tasks`, in task order; `known` (task id -> rows) holds
+        those this process wrote, which are not read back."""
+        known = known or {}
+        parts = [known[task.task_id] if task.task_id in known else pd.read_parquet(self.part(task))
+                 for task in tasks if task.task_id in known or self.done(task)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
     def finish(self, tables: dict[str, pd.DataFrame], figures: dict[str, bytes], record: dict) -> None:
@@ -88,32 +88,7 @@ class SweepStore:
         for name, table in tables.items():
             with atomic_path(self.root / f"{name}.csv") as temp:
                 table.to_csv(temp, index=False)
-        staging = Path(tempfile.mkdtemp(prefix=".figures.", dir=self.root))
-        with temporary(staging):
-            try:
-                for name, png in figures.items():
-                    (staging / f"{name}.png").write_bytes(png)
-                mask = os.umask(0)
-                os.umask(mask)
-                os.chmod(staging, 0o777 & ~mask)
-                replace_directory(staging, self.root / "figures")
-            except BaseException:
-                shutil.rmtree(staging, ignore_errors=True)
-                raise
+        with staged_directory(self.root / "figures") as staging:
+            for name, png in figures.items():
+                (staging / f"{name}.png").write_bytes(png)
         write_text(self.root / "sweep.json", json.dumps(record, indent=1) + "\n")
-
-
-def whole_bfs(rows: pd.DataFrame) -> pd.DataFrame:
-    """One row per task: its inputs, the whole-BFS predicted time (ms), levels, launches, and the
-    bottleneck that holds the most of the predicted time."""
-    if rows.empty:
-        return pd.DataFrame()
-    sums = rows.groupby("task_id", sort=False).agg(predicted_ns=("predicted_ns", "sum"), levels=("level", "size"),
-                                                   launches=("launches", "sum"))
-    by_server = rows.groupby(["task_id", "bottleneck"], sort=False)["predicted_ns"].sum().reset_index()
-    top = by_server.loc[by_server.groupby("task_id", sort=False)["predicted_ns"].idxmax(), ["task_id", "bottleneck"]]
-    first = rows.drop_duplicates("task_id")[list(IDENTITY_COLUMNS)]
-    out = first.merge(sums, left_on="task_id", right_index=True).merge(top, on="task_id")
-    out["predicted_ms"] = out.pop("predicted_ns") / 1e6
-    return out.reset_index(drop=True)
-

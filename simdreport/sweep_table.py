@@ -1,7 +1,25 @@
-"""The answer a sweep gives per graph and hardware: which kernel is fastest, and by how much."""
+"""A sweep's tables: the whole BFS of each task, and per graph and hardware which mapping is
+fastest and by how much."""
 from __future__ import annotations
 
 import pandas as pd
+
+from .sweep_task import IDENTITY_COLUMNS
+
+
+def whole_bfs(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per task: its inputs, the whole-BFS predicted time (ms), levels, launches, and the
+    bottleneck that holds the most of the predicted time."""
+    if rows.empty:
+        return pd.DataFrame()
+    sums = rows.groupby("task_id", sort=False).agg(predicted_ns=("predicted_ns", "sum"), levels=("level", "size"),
+                                                   launches=("launches", "sum"))
+    by_server = rows.groupby(["task_id", "bottleneck"], sort=False)["predicted_ns"].sum().reset_index()
+    top = by_server.loc[by_server.groupby("task_id", sort=False)["predicted_ns"].idxmax(), ["task_id", "bottleneck"]]
+    first = rows.drop_duplicates("task_id")[list(IDENTITY_COLUMNS)]
+    out = first.merge(sums, left_on="task_id", right_index=True).merge(top, on="task_id")
+    out["predicted_ms"] = out.pop("predicted_ns") / 1e6
+    return out.reset_index(drop=True)
 
 
 def fastest_table(whole: pd.DataFrame) -> pd.DataFrame:

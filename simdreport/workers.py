@@ -26,12 +26,9 @@ def run_calls(calls, jobs: int):
     `function` must be importable by name (module level). An InputError in a worker is raised
     here with its message; any other failure as a RuntimeError with the worker's last error line.
     """
-    running: list[subprocess.Popen] = []
-
     def one(call):
         process = subprocess.Popen([sys.executable, "-m", "simdreport.workers"], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE)
-        running.append(process)
         _RUNNING.add(process)
         try:
             out, _ = process.communicate(pickle.dumps(call))
@@ -50,9 +47,7 @@ def run_calls(calls, jobs: int):
     try:
         return [future.result() for future in [pool.submit(one, call) for call in calls]]
     except BaseException:  # Ctrl-C or a failed call: the other workers stop now
-        for process in running:
-            if process.poll() is None:
-                process.kill()
+        kill_workers()
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

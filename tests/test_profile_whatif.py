@@ -93,6 +93,12 @@ def test_dram_bandwidth_scales_the_curves_floor_and_keeps_their_latency(factor):
     assert derived.l2_bytes == H200.l2_bytes and derived.sms == H200.sms
 
 
+def test_every_service_curve_is_a_dram_or_an_l2_curve():
+    from opmachine.profile import CURVE_NAMES
+
+    assert sorted(DRAM_CURVES + L2_CURVES) == sorted(CURVE_NAMES)
+
+
 def test_l2_bandwidth_touches_only_the_l2_curves():
     derived = derive_profile(H200, {"l2bw": 0.5})
     assert derived.l2_bandwidth_gbs == H200.l2_bandwidth_gbs * 0.5

@@ -26,8 +26,8 @@ from simdreport.suites import SuiteGraph, suite_for
 from simdreport.sweep import run_sweep
 from simdreport.sweep_figure import knob_tables
 from simdreport.sweep_plan import plan_sweep, profile_specs, split_profile_spec
-from simdreport.sweep_store import SweepStore, whole_bfs
-from simdreport.sweep_table import fastest_table
+from simdreport.sweep_store import SweepStore
+from simdreport.sweep_table import fastest_table, whole_bfs
 from simdreport.sweep_task import COLUMNS, level_rows, run_task
 
 GRAPHS = suite_for(["rmat:scale=11,ef=8", "grid2d:side=40"])
