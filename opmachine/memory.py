@@ -17,12 +17,18 @@ import numba
 import numpy as np
 
 from .cache import SetAssocGeometry, SetAssocState, lru_hits, miss_ratio_curve, setassoc_hits, stack_distances
-from .kernels import SERVER_FIELDS
+from .cache.lru_list import LruList, lru_access, lru_clear
+from .cache.setassoc import small_access, small_constants
+from .cache.stack import _prefetch
+from .critical import _MAX_SECTORS, slot_loads_by_class
+from .kernels import OP, SERVER_FIELDS
 from .layout import SECTOR_BYTES
 
 L2_MODELS = ("lru", "setassoc")
 # Capacities of the miss-ratio curve the LRU model reports, 256 KiB .. 256 MiB.
 MRC_CAPACITIES_BYTES = tuple(2**k for k in range(18, 29))
+_LATENCY_SECTORS = _MAX_SECTORS + 1  # a latency table's columns: 0 .. 32 sectors
+_AHEAD = 16  # jobs ahead whose trace entries `_launch_pass` prefetches
 
 
 @numba.njit(cache=True)
@@ -113,3 +119,112 @@ def simulate_launch_outcomes(trace, layout, profile, l2_model: str = "lru", l2_s
     missed = np.flatnonzero(~hit)
     outcome[missed] = np.where(row_hit, 1, 2)
     return counts, misses_at, (order, stream, outcome)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _launch_pass(order, server, warp, ptr, sectors, slots, latency, sector_shift, block_shift, l2_constants, valid,
+                 tags, recency, rows, counter, counts, jobs, by_outcome, waiting, waited, hot):
+    """`simulate_launch_outcomes` and `critical._slot_loads` (for each of the latency tables
+    `latency`, models x 3 x 33) in one pass over the interleaved stream, adding into the zeroed
+    outputs. Each sector goes through the L2 (`setassoc.small_access`) and, on a miss, the row
+    buffers (`lru_list.lru_access`, emptied at the end) as it is read; nothing per sector is
+    stored. The hottest sector is the first in the stream to reach the most requests, as in
+    `_slot_loads`; `counter` (zero, one per sector id; used only with latency tables) is zero
+    again on return."""
+    shift_u, sector_mask, reciprocal, sets_u, lru_shift = l2_constants
+    node_of, blocks, newer, older, meta = rows
+    models = latency.shape[0]
+    widest = latency.shape[2] - 1
+    previous_line = np.uint64(0xFFFFFFFFFFFFFFFF)
+    previous_slot = np.uint64(0)
+    hottest, most = -1, 0
+    jobs_total = order.size
+    for i in range(jobs_total):
+        if i + 2 * _AHEAD < jobs_total:  # jobs come from all over the trace: fetch ahead what they will read
+            ahead = order[i + 2 * _AHEAD]
+            _prefetch(ptr, ahead)
+            _prefetch(warp, ahead)
+            _prefetch(server, ahead)
+        if i + _AHEAD < jobs_total:
+            _prefetch(sectors, ptr[order[i + _AHEAD]])
+        j = order[i]
+        slot = warp[j] % slots
+        k0 = k1 = k2 = 0
+        for p in range(ptr[j], ptr[j + 1]):
+            sector = sectors[p]
+            hit, _, previous_line, previous_slot = small_access(sector, shift_u, sector_mask, reciprocal, sets_u,
+                                                                 lru_shift, valid, tags, recency, previous_line,
+                                                                 previous_slot)
+            if hit:
+                k0 += 1
+            elif lru_access(sector >> block_shift, node_of, blocks, newer, older, meta):
+                k1 += 1
+            else:
+                k2 += 1
+            if models:
+                counter[sector] += 1
+                if counter[sector] > most:
+                    most, hottest = counter[sector], sector
+        n = k0 + k1 + k2
+        s = server[j]
+        counts[s, 0] += 1
+        counts[s, 1] += n
+        counts[s, 2] += k0
+        counts[s, 3] += k1 + k2
+        counts[s, 4] += k1
+        jobs[slot] += 1
+        by_outcome[0, slot] += k0
+        by_outcome[1, slot] += k1
+        by_outcome[2, slot] += k2
+        if s != OP and n > 0:
+            for m in range(models):
+                worst, slowest = 0.0, 0
+                for o, k in ((0, k0), (1, k1), (2, k2)):
+                    if k > 0:
+                        wait = latency[m, o, min(k, widest)]
+                        if wait >= worst:
+                            worst, slowest = wait, o
+                waiting[m, slowest, slot] += 1
+                waited[m, slowest, slot] += worst
+    for s in range(6):
+        counts[s, 5] = counts[s, 3] - counts[s, 4]
+    lru_clear(node_of, blocks, newer, older, meta)
+    if models:
+        for j in range(server.size):  # generation order: the counts are whole numbers, their order is immaterial
+            for p in range(ptr[j], ptr[j + 1]):
+                counter[sectors[p]] = 0
+                if sectors[p] == hottest:
+                    hot[warp[j] % slots] += 1
+
+
+def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2_state: SetAssocState | None = None,
+                          models=(), counter=None):
+    """`simulate_launch`'s counts and misses, and for each critical-path model in `models` the per-slot
+    loads `critical.slot_loads_by_class` gives: (jobs, sectors, waiting, waited, hot).
+
+    With the set-associative L2 (a cold one when `l2_state` is None) this is one fused pass that
+    stores nothing per sector (`_launch_pass`), else the stream is simulated and then counted.
+    `counter`: zeros, one int32 per sector id of the layout (needed with `models`)."""
+    slots = min(profile.physical_warps, max(trace.warps, 1))
+    if l2_model == "setassoc" and l2_state is None:
+        l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors)
+    if l2_model != "setassoc" or not l2_state.small:
+        counts, misses_at, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
+        return counts, misses_at, [slot_loads_by_class(trace, outcomes, profile.physical_warps, model, counter)
+                                   for model in models]
+    sectors_per_block = profile.dram_block_bytes // SECTOR_BYTES
+    if sectors_per_block & (sectors_per_block - 1):
+        raise ValueError(f"a DRAM block of {profile.dram_block_bytes} B is not a power of two of sectors")
+    rows = LruList(layout.total_sectors // sectors_per_block + 1, profile.row_buffers)
+    latency = np.array([model.latency_ns for model in models]).reshape(len(models), 3, _LATENCY_SECTORS)
+    counts = np.zeros((6, len(SERVER_FIELDS)), dtype=np.int64)
+    jobs, hot = np.zeros(slots), np.zeros(slots)
+    by_outcome = np.zeros((3, slots))
+    waiting, waited = np.zeros((len(models), 3, slots)), np.zeros((len(models), 3, slots))
+    if counter is None:
+        counter = np.zeros(layout.total_sectors if models else 1, dtype=np.int32)
+    _launch_pass(interleaved_order(trace.warp, trace.warps), trace.server, trace.warp, trace.ptr, trace.sectors,
+                 slots, latency, l2_state.shift, sectors_per_block.bit_length() - 1,
+                 small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order,
+                 rows.arrays, counter, counts, jobs, by_outcome, waiting, waited, hot)
+    return counts, None, [(jobs, by_outcome, waiting[m], waited[m], hot) for m in range(len(models))]

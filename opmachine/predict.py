@@ -24,13 +24,13 @@ from simdmodel.algorithms import BFS
 from .bfs_machine import SERVERS
 from .cache import SetAssocState
 from .counters import MeasuredLaunches, check_covers, scale_slots
-from .critical import CriticalPathModel, launch_time, slot_instructions, slot_loads_by_class
+from .critical import CriticalPathModel, launch_time, slot_instructions
 from .instructions import LaunchCode, expansion_lanes, topo_lanes
 from .kernels import (DEFAULT_BLOCK, Kernel, Launch, compact_counts, compact_jobs, compact_warp_steps, expansion_jobs,
                       topo_jobs)
 from .layout import layout_for
 from .machine import OperatorMachine, Server
-from .memory import L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, l2_geometry, simulate_launch_outcomes
+from .memory import L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, l2_geometry, simulate_launch_loads
 
 MEMORY_MACHINE = OperatorMachine(
     "GPU memory, seed 003 Fig. 5",
@@ -168,14 +168,13 @@ def compaction_baseline_ns(profile, code, critical, vertices: int = 1) -> float:
     empty = np.zeros(0, dtype=np.int32)
     trace = compact_jobs(n, empty, launch.warps, layout)
     state = SetAssocState(l2_geometry(profile), layout.total_sectors)
-    simulate_launch_outcomes(trace, layout, profile, "setassoc", state)  # the launch before it
-    _, _, outcomes = simulate_launch_outcomes(trace, layout, profile, "setassoc", state)
+    simulate_launch_loads(trace, layout, profile, "setassoc", state)  # the launch before it
+    _, _, (loads,) = simulate_launch_loads(trace, layout, profile, "setassoc", state, [critical])
     path = None
     if code is not None:
         instructions = code.compaction(*compact_warp_steps(n, empty, launch.warps), launch.block)
         path = slot_instructions(instructions, trace.warps, profile.physical_warps, critical)
-    counter = np.zeros(layout.total_sectors, dtype=np.int32)
-    jobs, sectors, _, waited, hot = slot_loads_by_class(trace, outcomes, profile.physical_warps, critical, counter)
+    jobs, sectors, _, waited, hot = loads
     return float(launch_time(jobs, sectors, waited.sum(axis=0), hot, critical, path)[0])
 
 
@@ -249,7 +248,6 @@ class _Timing:
         self.profile, self.measured, self.scan_n, self.mode = profile, measured, scan_n, mode
         self.load = load
         self.critical = CriticalPathModel.from_profile(profile) if time_model == "critical" else None
-        self.counter = np.zeros(layout.total_sectors, dtype=np.int32) if self.critical is not None else None
         self.baseline = (compaction_baseline_ns(profile, code, self.critical, scan_n)
                          if self.critical is not None and kernel.data_driven else 0.0)
         self.rows: list[dict] = []
@@ -259,24 +257,24 @@ class _Timing:
         """A compaction's critical-path time less what its `fixed_ns` already holds (see compaction_baseline_ns)."""
         return took if phase != "compact" else (max(took[0] - self.baseline, 0.0), *took[1:])
 
-    def time_of(self, trace, outcomes, instructions, key):
-        """The critical-path (time, bottleneck) of a launch, and its counters-mode one when `key` is counted."""
+    def time_of(self, trace, loads, instructions, key):
+        """The critical-path (time, bottleneck) of a launch from its per-slot `loads` (`memory.simulate_launch_loads`
+        with this timing's model), and its counters-mode one when `key` is counted."""
         critical = self.critical
         if critical is None:
             return None, None
         warps = self.profile.physical_warps
         path = None if instructions is None else slot_instructions(instructions, trace.warps, warps, critical)
-        loads = slot_loads_by_class(trace, outcomes, warps, critical, self.counter)
         jobs, sectors, _, waited, hot = loads
         took = self.less_baseline(launch_time(jobs, sectors, waited.sum(axis=0), hot, critical, path), key[1])
         if self.measured is None or key not in self.measured:
             return took, None
         return took, (loads, path)
 
-    def add(self, level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, trace, outcomes,
+    def add(self, level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, trace, loads,
             instructions):
         """The row of one launch (and its counters-mode row when the launch was measured)."""
-        took, slots = (None, None) if trace is None else self.time_of(trace, outcomes, instructions, (level, phase))
+        took, slots = (None, None) if trace is None else self.time_of(trace, loads, instructions, (level, phase))
         row = _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, self.profile,
                           self.load, self.mode, took, instructions, self.scan_n)
         self.rows.append(row)
@@ -316,7 +314,7 @@ class _KeptTraces:
         trace = self.traces.get((level, phase))
         if trace is None:
             trace = generate()
-            size = trace.server.nbytes + trace.warp.nbytes + trace.ptr.nbytes + trace.sectors.nbytes
+            size = trace.nbytes
             if rehearsal and size <= self.left:
                 self.traces[level, phase] = trace
                 self.left -= size
@@ -420,6 +418,8 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     # Eq. 4 has no critical path to take the empty compaction's own time from: it keeps the one-node constant
     scan_n = graph.n if time_model == "critical" else 1
     timings = [_Timing(p, kernel, code, time_model, layout, measured, scan_n, load, mode) for p in profiles]
+    models = [timing.critical for timing in timings if timing.critical is not None]
+    counter = np.zeros(layout.total_sectors if models else 1, dtype=np.int32)  # simulate_launch_loads' scratch
     levels = frontiers.levels
     degrees = graph.degrees()
     stamp = np.full(graph.n, -1, dtype=np.int32)
@@ -460,7 +460,8 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
                 if code is not None and not rehearsal:
                     lanes = expansion_lanes(expansion, degrees[front], launch.warps) if code.diverges else None
                     instructions = code.expansion(trace, expansion.geometry, front.size, lanes)
-            counts, misses_at, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
+            counts, misses_at, loads = simulate_launch_loads(trace, layout, profile, l2_model, l2_state,
+                                                             () if rehearsal else models, counter)
             if kernel.data_driven:
                 next_front = frontiers.frontier(level + 1) if level + 1 < frontiers.depth else front[:0]
                 compact = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
@@ -468,18 +469,19 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
                 if kernel.data_driven:
                     trace = kept.get(level, "compact", rehearsal,
                                      lambda: compact_jobs(graph.n, next_front, compact.warps, layout))
-                    simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
+                    simulate_launch_loads(trace, layout, profile, l2_model, l2_state)
                 continue
             if misses_at is not None:
                 mrc_misses += misses_at
                 accesses += int(counts[:, 1].sum())
             per_warp = jobs_per_warp(trace)
-            for timing in timings:
+            for timing, launch_loads in zip(timings, loads or [None] * len(timings)):
                 timing.add(level, kernel.label, phase, launch, front.size, int(edge_sizes[level]), counts, per_warp,
-                           trace, outcomes, instructions)
+                           trace, launch_loads, instructions)
             server_rows.extend(_server_rows(level, phase, counts))
             if kernel.data_driven:
-                trace = outcomes = instructions = None
+                trace = instructions = None
+                loads = []
                 if code is not None:
                     instructions = code.compaction(*compact_warp_steps(graph.n, next_front, compact.warps),
                                                    compact.block)
@@ -488,11 +490,12 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
                 else:  # a warm L2 or the critical-path time needs the launch's jobs one by one
                     trace = kept.get(level, "compact", rehearsal,
                                      lambda: compact_jobs(graph.n, next_front, compact.warps, layout))
-                    counts, _, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
+                    counts, _, loads = simulate_launch_loads(trace, layout, profile, l2_model, l2_state, models,
+                                                             counter)
                     per_warp = jobs_per_warp(trace)
-                for timing in timings:
+                for timing, launch_loads in zip(timings, loads or [None] * len(timings)):
                     timing.add(level, kernel.label, "compact", compact, next_front.size, 0, counts, per_warp, trace,
-                               outcomes, instructions)
+                               launch_loads, instructions)
                 server_rows.extend(_server_rows(level, "compact", counts))
     mrc = None
     if l2_model == "lru":

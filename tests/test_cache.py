@@ -20,6 +20,7 @@ from opmachine.cache import (
     setassoc_hits,
     stack_distances,
 )
+from opmachine.cache.lru_list import lru_list_hits
 from simdmodel.errors import InputError
 
 
@@ -147,6 +148,22 @@ def test_lru_hits_match_ordered_dict(trace, capacity):
     universe, ids = trace
     assert lru_hits(np.array(ids, dtype=np.int64), universe, capacity).tolist() == \
         naive_lru_hits(ids, capacity).tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(traces, st.integers(1, 64))
+def test_lru_list_hits_match_ordered_dict(trace, capacity):
+    universe, ids = trace
+    assert lru_list_hits(np.array(ids, dtype=np.int64), universe, capacity).tolist() == \
+        naive_lru_hits(ids, capacity).tolist()
+
+
+def test_lru_list_by_hand_and_refuses_no_capacity():
+    # capacity 2: 0, 1 miss; 0 hits; 2 evicts 1 (least recent); 1 misses and evicts 0; 2 hits
+    assert lru_list_hits(np.array([0, 1, 0, 2, 1, 2]), 3, 2).tolist() == [False, False, True, False, False, True]
+    assert lru_list_hits(np.array([4, 4, 5, 4]), 6, 1).tolist() == [False, True, False, False]
+    with pytest.raises(InputError, match="capacity must be at least 1"):
+        lru_list_hits(np.array([1]), 2, 0)
 
 
 @pytest.mark.parametrize("universe, n, seed", [(700, 6000, 1), (3000, 20000, 2), (40, 5000, 3)])

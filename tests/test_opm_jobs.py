@@ -6,6 +6,7 @@ lane accounting for the same mapping.
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -14,7 +15,9 @@ from hypothesis import strategies as st
 import naive_opm
 from opmachine.kernels import (Kernel, compact_chunks_per_warp, compact_counts, expansion_jobs, parse_kernel,
                                topo_jobs)
-from opmachine.layout import layout_for
+from opmachine.kernels._jobs import push_job
+from opmachine.kernels._sort32 import sort32
+from opmachine.layout import ELEMENTS_PER_SECTOR, layout_for
 from opmachine.memory import interleaved_order
 from simdmodel.errors import InputError
 from simdmodel.frontier import bfs
@@ -193,6 +196,47 @@ def test_interleaved_order_sorts_by_step_then_generation(warps_of_jobs):
         keys.append((seen[w], j))
         seen[w] += 1
     assert order == [j for _, j in sorted(keys)]
+
+
+@numba.njit
+def _sorted32(values):
+    keys = values.copy()
+    sort32(keys)
+    return keys
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-2**31, 2**31 - 1), min_size=32, max_size=32))
+def test_sort32_sorts_any_32_values(values):
+    keys = np.array(values, dtype=np.int32)
+    assert _sorted32(keys).tolist() == sorted(values)
+
+
+@numba.njit
+def _push(lanes, first, count, base, filled):
+    """push_job onto buffers already holding `filled` sectors of one earlier job."""
+    server, warp, ptr = np.zeros(4, np.int8), np.zeros(4, np.int32), np.zeros(5, np.int64)
+    sectors = np.full(64 + filled, -7, dtype=np.int32)
+    ptr[1] = filled
+    keys = np.empty(32, dtype=np.int32)
+    jobs, total = push_job(3, 9, lanes, first, count, base, keys, server, warp, ptr, sectors, 1, filled)
+    return jobs, total, server[1], warp[1], ptr[2], sectors[filled:total].copy(), sectors[:filled].copy()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 3000), max_size=40), st.data(), st.integers(0, 10**6), st.integers(0, 5))
+def test_push_job_coalesces_lanes_into_ascending_distinct_sectors(elements, data, base, filled):
+    # lanes in any order (sorted runs take the no-sort path, scattered ones the network), repeats, 0..32 lanes
+    first = data.draw(st.integers(0, len(elements)))
+    count = data.draw(st.integers(0, min(32, len(elements) - first)))
+    if data.draw(st.booleans()):
+        elements = sorted(elements)
+    lanes = np.array(elements + [0], dtype=np.int64)
+    jobs, total, server, warp, end, sectors, before = _push(lanes, first, count, base, filled)
+    expected = sorted({base + e // ELEMENTS_PER_SECTOR for e in elements[first:first + count]})
+    assert (jobs, server, warp) == (2, 3, 9)
+    assert sectors.tolist() == expected and end == total == filled + len(expected)
+    assert before.tolist() == [-7] * filled  # the earlier job's sectors are untouched
 
 
 def test_compaction_counts_by_hand():

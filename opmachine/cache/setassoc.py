@@ -171,8 +171,52 @@ def _setassoc_general_njit(sector_ids, sets, ways, sectors_per_line, valid, tags
     return sector_hit, line_hit
 
 
-@numba.njit(cache=True)
-def _setassoc_small_njit(sector_ids, sets, ways, sector_shift, valid, tags, order):
+@numba.njit(cache=True, inline="always")
+def small_access(sector, shift_u, sector_mask, reciprocal, sets_u, lru_shift, valid, tags, order, previous_line,
+                 previous_slot):
+    """One access of the small-geometry cache (see `_setassoc_small_njit`): returns (sector hit,
+    line hit, line, slot); pass the returned line and slot back in as `previous_line` and
+    `previous_slot` with the next access (start with all ones and 0)."""
+    one = valid.dtype.type(1)
+    u1 = np.uint64(1)
+    u15 = np.uint64(15)
+    line = np.uint64(sector) >> shift_u
+    bit = one << valid.dtype.type(np.uint64(sector) & sector_mask)
+    if line == previous_line:
+        v = valid[previous_slot]
+        valid[previous_slot] = v | bit
+        return (v & bit) != 0, True, line, previous_slot
+    tag = _mulhi(reciprocal, line)
+    s = line - tag * sets_u
+    base = s * np.uint64(_LANES)
+    match = _lanes_equal(tags, base, tag)
+    recency = order[s]
+    hit = match != 0
+    way = _trailing_zeros(match) if hit else (recency >> lru_shift) & u15
+    # position of `way` in the recency order: the lowest nibble equal to it
+    difference = recency ^ (way * _NIBBLES)
+    zero_nibbles = (difference - _NIBBLES) & ~difference & _NIBBLE_HIGH_BITS
+    position4 = (_trailing_zeros(zero_nibbles) >> np.uint64(2)) << np.uint64(2)
+    # move it to the front: the nibbles before it shift up by one
+    before = (u1 << position4) - u1
+    order[s] = ((recency & ~(before | (u15 << position4)))
+                | ((recency & before) << np.uint64(4)) | way)
+    slot = base + way
+    v = valid[slot]
+    valid[slot] = (v | bit) if hit else bit
+    tags[slot] = tag
+    return hit & ((v & bit) != 0), hit, line, slot
+
+
+def small_constants(geometry: SetAssocGeometry, shift: int) -> tuple:
+    """`small_access`'s constants for a geometry: (shift, sector mask, reciprocal, sets, LRU shift)."""
+    sets_u = np.uint64(geometry.sets)
+    return (np.uint64(shift), np.uint64((1 << shift) - 1), np.uint64(0xFFFFFFFFFFFFFFFF) // sets_u + np.uint64(1),
+            sets_u, np.uint64(4 * (geometry.ways - 1)))
+
+
+@numba.njit(cache=True, _nrt=False)
+def _setassoc_small_njit(sector_ids, shift_u, sector_mask, reciprocal, sets_u, lru_shift, valid, tags, order, hits):
     """The common GPU L2 case, about 5x faster than the general kernel: 2 <= sets, ways <= 16,
     a power-of-two number of sectors per line, every line id < 2**31 (the caller checks).
 
@@ -183,54 +227,15 @@ def _setassoc_small_njit(sector_ids, sets, ways, sector_shift, valid, tags, orde
     The set and tag come from a multiply by a precomputed reciprocal, exact for lines < 2**32.
     Hit and miss are resolved without branches. An access to the previous access's line (the
     sectors of a sequential run) skips the lookup: that line is already its set's MRU. Indices
-    are unsigned so numba emits no negative-index wraparound; both results share one buffer
-    (fewer live pointers in the loop). Returns (sector_hit, line_hit)."""
+    are unsigned so numba emits no negative-index wraparound. Writes sector hits to hits[:n] and
+    line hits to hits[n:]; no reference counting in the loop (`_nrt=False`)."""
     n = sector_ids.size
-    hits = np.empty(2 * n, dtype=np.bool_)  # sector hits, then line hits
-    one = valid.dtype.type(1)
-    u1 = np.uint64(1)
-    u15 = np.uint64(15)
-    sets_u = np.uint64(sets)
-    shift_u = np.uint64(sector_shift)
-    sector_mask = np.uint64((1 << sector_shift) - 1)
-    reciprocal = np.uint64(0xFFFFFFFFFFFFFFFF) // sets_u + u1
-    lru_shift = np.uint64(4 * (ways - 1))
     previous_line = np.uint64(0xFFFFFFFFFFFFFFFF)
     previous_slot = np.uint64(0)
     for i in range(n):
-        sector = np.uint64(sector_ids[i])
-        line = sector >> shift_u
-        bit = one << valid.dtype.type(sector & sector_mask)
-        if line == previous_line:
-            v = valid[previous_slot]
-            hits[i] = (v & bit) != 0
-            hits[n + i] = True
-            valid[previous_slot] = v | bit
-            continue
-        tag = _mulhi(reciprocal, line)
-        s = line - tag * sets_u
-        base = s * np.uint64(_LANES)
-        match = _lanes_equal(tags, base, tag)
-        recency = order[s]
-        hit = match != 0
-        way = _trailing_zeros(match) if hit else (recency >> lru_shift) & u15
-        # position of `way` in the recency order: the lowest nibble equal to it
-        difference = recency ^ (way * _NIBBLES)
-        zero_nibbles = (difference - _NIBBLES) & ~difference & _NIBBLE_HIGH_BITS
-        position4 = (_trailing_zeros(zero_nibbles) >> np.uint64(2)) << np.uint64(2)
-        # move it to the front: the nibbles before it shift up by one
-        before = (u1 << position4) - u1
-        order[s] = ((recency & ~(before | (u15 << position4)))
-                    | ((recency & before) << np.uint64(4)) | way)
-        slot = base + way
-        v = valid[slot]
-        hits[i] = hit & ((v & bit) != 0)
-        hits[n + i] = hit
-        valid[slot] = (v | bit) if hit else bit
-        tags[slot] = tag
-        previous_line = line
-        previous_slot = slot
-    return hits[:n], hits[n:]
+        hits[i], hits[n + i], previous_line, previous_slot = small_access(
+            sector_ids[i], shift_u, sector_mask, reciprocal, sets_u, lru_shift, valid, tags, order, previous_line,
+            previous_slot)
 
 
 def _valid_dtype(sectors_per_line: int):
@@ -282,7 +287,9 @@ class SetAssocState:
             raise InputError(f"sector id {top} is outside the cache state's universe of {self.universe}")
         g = self.geometry
         if self.small:
-            return _setassoc_small_njit(sector_ids, g.sets, g.ways, self.shift, self.valid, self.tags, self.order)
+            hits = np.empty(2 * sector_ids.size, dtype=np.bool_)
+            _setassoc_small_njit(sector_ids, *small_constants(g, self.shift), self.valid, self.tags, self.order, hits)
+            return hits[: sector_ids.size], hits[sector_ids.size:]
         return _setassoc_general_njit(sector_ids, g.sets, g.ways, g.sectors_per_line, self.valid, self.tags,
                                       self.stamps, self.clock)
 

@@ -14,10 +14,12 @@ import numba
 import numpy as np
 
 from ..layout import ELEMENTS_PER_SECTOR
+from ._sort32 import LANES, sort32
 
 ANI, NF1, ERL, EDL, NF2, OP = range(6)
 # Columns of a launch's per-server count table (6 servers x these), simulated or in closed form.
 SERVER_FIELDS = ("jobs", "l2_sectors", "l2_hits", "dram_sectors", "row_hits", "row_misses")
+_PAD = np.iinfo(np.int32).max  # sorts after every sector offset
 
 
 @dataclass(frozen=True)
@@ -34,26 +36,40 @@ class JobTrace:
     def jobs(self) -> int:
         return self.server.size
 
+    @property
+    def nbytes(self) -> int:
+        """Memory the trace holds, with the whole buffers its arrays may be views of."""
+        return sum((a.base if isinstance(a.base, np.ndarray) else a).nbytes
+                   for a in (self.server, self.warp, self.ptr, self.sectors))
 
-@numba.njit(cache=True)
-def push_job(server, warp, elements, count, base_sector, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
-    """Append one job whose `count` active lanes touch `elements[:count]` of an array at `base_sector`.
 
-    Coalesces the lane addresses into ascending distinct sectors (insertion into a sorted run of
-    at most 32). Returns the new (jobs, sectors) fill counts.
+@numba.njit(cache=True, inline="always")
+def push_job(server, warp, elements, first, count, base_sector, keys, job_server, job_warp, job_ptr, sectors, n_jobs,
+             n_sectors):
+    """Append one job whose `count` (<= 32) active lanes touch `elements[first:first+count]` of an
+    array at `base_sector`.
+
+    Coalesces the lane addresses into ascending distinct sectors: the lanes' sector offsets go to
+    `keys` (int32 scratch of 32 lanes), sorted by the bitonic network unless already in order (a
+    contiguous run), then copied without repeats. Returns the new (jobs, sectors) fill counts.
     """
-    start = n_sectors
+    ordered = True
+    previous = -1
     for i in range(count):
-        s = base_sector + elements[i] // ELEMENTS_PER_SECTOR
-        j = n_sectors
-        while j > start and sectors[j - 1] > s:
-            j -= 1
-        if j > start and sectors[j - 1] == s:
-            continue
-        for t in range(n_sectors, j, -1):
-            sectors[t] = sectors[t - 1]
-        sectors[j] = s
-        n_sectors += 1
+        key = elements[first + i] // ELEMENTS_PER_SECTOR
+        keys[i] = key
+        ordered &= key >= previous
+        previous = key
+    if not ordered:
+        for i in range(count, LANES):
+            keys[i] = _PAD
+        sort32(keys)
+    previous = -1
+    for i in range(count):  # without a branch: a repeat is written and then overwritten
+        key = keys[i]
+        sectors[n_sectors] = base_sector + key
+        n_sectors += key != previous
+        previous = key
     job_server[n_jobs] = server
     job_warp[n_jobs] = warp
     job_ptr[n_jobs + 1] = n_sectors
@@ -81,8 +97,13 @@ class JobBuffer:
             self.sectors = _resized(self.sectors, max(2 * self.sectors.size, self.n_sectors + need_sectors))
 
     def trace(self, warps: int) -> JobTrace:
-        return JobTrace(self.server[: self.n_jobs].copy(), self.warp[: self.n_jobs].copy(),
-                        self.ptr[: self.n_jobs + 1].copy(), self.sectors[: self.n_sectors].copy(), warps)
+        """The jobs appended: views of the buffers when they fill at least half of them, else trimmed copies
+        (a copy costs more than the memory it frees)."""
+        def used(array, size):
+            return array[:size] if 2 * size >= array.size else array[:size].copy()
+
+        return JobTrace(used(self.server, self.n_jobs), used(self.warp, self.n_jobs), used(self.ptr, self.n_jobs + 1),
+                        used(self.sectors, self.n_sectors), warps)
 
 
 def _resized(array: np.ndarray, size: int) -> np.ndarray:
@@ -94,6 +115,10 @@ def _resized(array: np.ndarray, size: int) -> np.ndarray:
 def generate(fill, args: tuple, chunk: int, chunks: int, buffer: JobBuffer) -> None:
     """Drive `fill(*args, chunk, chunks, server, warp, ptr, sectors, n_jobs, n_sectors)` from `chunk`
     to `chunks`, appending to `buffer`.
+
+    The fills are compiled without reference counting (numba's `_nrt=False`): every array handed to
+    a helper such as `push_job` otherwise costs an atomic increment and decrement per call, which
+    measured half of the generation time. So a fill allocates nothing: `lane_buffers()` come in `args`.
 
     `fill` returns (next chunk, jobs, sectors, jobs needed, sectors needed); it stops before a chunk
     that might not fit, and this loop grows the buffers and resumes there.
@@ -107,22 +132,23 @@ def generate(fill, args: tuple, chunk: int, chunks: int, buffer: JobBuffer) -> N
         buffer.grow(need_jobs, need_sectors)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def fits(n_jobs, n_sectors, need_jobs, need_sectors, job_server, sectors):
     """Whether a chunk needing at most these many jobs and sectors fits in the buffers."""
     return n_jobs + need_jobs <= job_server.size and n_sectors + need_sectors <= sectors.size
 
 
-@numba.njit(cache=True)
-def expand_edges(edges, count, indices, levels, stamp, level, dst, stores):
-    """One lockstep inner-loop iteration: destinations of `edges[:count]`, and the lanes that store.
+@numba.njit(cache=True, inline="always")
+def expand_edges(edges, first, count, indices, levels, stamp, level, dst, stores):
+    """One lockstep inner-loop iteration: destinations of `edges[first:first+count]`, and the lanes
+    that store.
 
     A lane stores when its destination is still unvisited, that is its BFS level is beyond
     `level` and no earlier job of this round stored it (`stamp`). Loads precede stores within the
     iteration, so two lanes finding the same vertex both store. Returns the number of stores.
     """
     for i in range(count):
-        dst[i] = indices[edges[i]]
+        dst[i] = indices[edges[first + i]]
     stored = 0
     for i in range(count):
         d = dst[i]
@@ -134,43 +160,46 @@ def expand_edges(edges, count, indices, levels, stamp, level, dst, stores):
     return stored
 
 
-@numba.njit(cache=True)
-def inner_iteration(warp, edges, count, indices, levels, stamp, level, base_edge, base_level, dst, stores,
+@numba.njit(cache=True, inline="always")
+def inner_iteration(warp, edges, first, count, indices, levels, stamp, level, base_edge, base_level, dst, stores, keys,
                     job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
-    """Jobs of one lockstep edge iteration: EDL reads edge_dst, NF2 reads level[dst], OP stores.
+    """Jobs of one lockstep iteration over `edges[first:first+count]`: EDL reads edge_dst, NF2 reads
+    level[dst], OP stores.
 
     OP is one job when at least one lane stores (seed 003 §6.3, Fig. 4).
     """
-    n_jobs, n_sectors = push_job(EDL, warp, edges, count, base_edge,
+    n_jobs, n_sectors = push_job(EDL, warp, edges, first, count, base_edge, keys,
                                  job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
-    stored = expand_edges(edges, count, indices, levels, stamp, level, dst, stores)
-    n_jobs, n_sectors = push_job(NF2, warp, dst, count, base_level,
+    stored = expand_edges(edges, first, count, indices, levels, stamp, level, dst, stores)
+    n_jobs, n_sectors = push_job(NF2, warp, dst, 0, count, base_level, keys,
                                  job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
     if stored > 0:
-        n_jobs, n_sectors = push_job(OP, warp, stores, stored, base_level,
+        n_jobs, n_sectors = push_job(OP, warp, stores, 0, stored, base_level, keys,
                                      job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
     return n_jobs, n_sectors
 
 
-@numba.njit(cache=True)
-def input_jobs(warp, first, vertex, lo, hi, b_queue, b_row, elements, job_server, job_warp, job_ptr, sectors,
+@numba.njit(cache=True, inline="always")
+def input_jobs(warp, queue, lo, hi, b_queue, b_row, elements, keys, job_server, job_warp, job_ptr, sectors,
                n_jobs, n_sectors):
-    """A data-driven warp's input: ANI reads queue positions first+lo .. first+hi-1, then ERL reads
-    `row_start[v]` and `row_start[v+1]` of their vertices `vertex[lo:hi]` (two jobs)."""
+    """A data-driven warp's input: ANI reads queue positions lo .. hi-1, then ERL reads `row_start[v]`
+    and `row_start[v+1]` of their vertices `queue[lo:hi]` (two jobs)."""
     for k in range(lo, hi):
-        elements[k - lo] = first + k
-    n_jobs, n_sectors = push_job(ANI, warp, elements, hi - lo, b_queue,
+        elements[k - lo] = k
+    n_jobs, n_sectors = push_job(ANI, warp, elements, 0, hi - lo, b_queue, keys,
                                  job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
     for k in range(lo, hi):
-        elements[k - lo] = vertex[k]
-    n_jobs, n_sectors = push_job(ERL, warp, elements, hi - lo, b_row,
+        elements[k - lo] = queue[k]
+    n_jobs, n_sectors = push_job(ERL, warp, elements, 0, hi - lo, b_row, keys,
                                  job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
     for k in range(lo, hi):
-        elements[k - lo] = vertex[k] + 1
-    return push_job(ERL, warp, elements, hi - lo, b_row, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
+        elements[k - lo] = queue[k] + 1
+    return push_job(ERL, warp, elements, 0, hi - lo, b_row, keys, job_server, job_warp, job_ptr, sectors, n_jobs,
+                    n_sectors)
 
 
 @numba.njit(cache=True)
 def lane_buffers():
-    """Three scratch arrays of one value per lane: elements, destinations, stores."""
-    return np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64), np.empty(32, dtype=np.int64)
+    """Scratch arrays of one value per lane: elements, destinations, stores, and `push_job`'s keys."""
+    return (np.empty(LANES, dtype=np.int64), np.empty(LANES, dtype=np.int64), np.empty(LANES, dtype=np.int64),
+            np.empty(LANES, dtype=np.int32))

@@ -40,11 +40,10 @@ def unit_steps(step_warp, unit_warps, units):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _fill(indptr, indices, levels, stamp, level, front, unit_ptr, first_unit, unit_warps, warp_entries, slots,
-          first_step, step_warp, step_end, edges, b_row, b_edge, b_level, b_queue,
+          first_step, step_warp, step_end, edges, b_row, b_edge, b_level, b_queue, elements, dst, stores, keys,
           unit, units, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
-    elements, dst, stores = lane_buffers()
     while unit < units:
         lo = unit_ptr[unit]
         count = unit_ptr[unit + 1] - lo
@@ -57,19 +56,18 @@ def _fill(indptr, indices, levels, stamp, level, front, unit_ptr, first_unit, un
         if not fits(n_jobs, n_sectors, need_jobs, need_sectors, job_server, sectors):
             return unit, n_jobs, n_sectors, need_jobs, need_sectors
         first_warp = unit_warp(first_unit + unit, unit_warps, slots)
-        vertex = front[lo:lo + count]
         for j in range(unit_warps):
             a = j * warp_entries
             b = min(a + warp_entries, count)
             if a >= b:
                 break
-            n_jobs, n_sectors = input_jobs(first_warp + j, lo, vertex, a, b, b_queue, b_row, elements, job_server,
-                                           job_warp, job_ptr, sectors, n_jobs, n_sectors)
+            n_jobs, n_sectors = input_jobs(first_warp + j, front, lo + a, lo + b, b_queue, b_row, elements, keys,
+                                           job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
         for s in range(s0, s1):
             e0 = step_end[s - 1] if s > 0 else 0
             lanes = step_end[s] - e0
-            n_jobs, n_sectors = inner_iteration(first_warp + step_warp[s] % unit_warps, edges[e0:step_end[s]], lanes,
-                                                indices, levels, stamp, level, b_edge, b_level, dst, stores,
+            n_jobs, n_sectors = inner_iteration(first_warp + step_warp[s] % unit_warps, edges, e0, lanes,
+                                                indices, levels, stamp, level, b_edge, b_level, dst, stores, keys,
                                                 job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
         unit += 1
     return unit, n_jobs, n_sectors, 0, 0
@@ -100,7 +98,7 @@ def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: i
         first_step = unit_steps(block.step_warp, geometry.unit_warps, block.units)
         args = (graph.indptr, graph.indices, levels, stamp, level, front, block.unit_ptr, block.first_unit,
                 geometry.unit_warps, geometry.warp_entries, slots, first_step, block.step_warp, block.step_end,
-                block.edges, base["row_start"], base["edge_dst"], base["level"], base["queue"])
+                block.edges, base["row_start"], base["edge_dst"], base["level"], base["queue"], *lane_buffers())
         generate(_fill, args, 0, block.units, buffer)
     if buffer is None:  # an empty frontier
         buffer = JobBuffer(0, 0)

@@ -22,11 +22,11 @@ from ._jobs import ANI, ERL, NF1, JobBuffer, JobTrace, fits, generate, inner_ite
 from .expand import INPUT_SECTORS_PER_WARP, unit_steps
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _fill(indptr, indices, levels, stamp, level, warps, front, unit_ptr, unit_chunk, first_step, step_end, edges,
-          b_ani, b_row, b_edge, b_level, chunk, chunks, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
+          b_ani, b_row, b_edge, b_level, elements, dst, stores, keys, chunk, chunks, job_server, job_warp, job_ptr,
+          sectors, n_jobs, n_sectors):
     n = levels.size
-    elements, dst, stores = lane_buffers()
     units = unit_chunk.size
     unit = np.searchsorted(unit_chunk, chunk)  # the first unit at or after `chunk`
     while chunk < chunks:
@@ -47,27 +47,27 @@ def _fill(indptr, indices, levels, stamp, level, warps, front, unit_ptr, unit_ch
         first = chunk * 32
         last = min(first + 32, n)
         elements[0] = 0
-        n_jobs, n_sectors = push_job(ANI, warp, elements, 1, b_ani, job_server, job_warp, job_ptr, sectors,
+        n_jobs, n_sectors = push_job(ANI, warp, elements, 0, 1, b_ani, keys, job_server, job_warp, job_ptr, sectors,
                                      n_jobs, n_sectors)
         for i in range(last - first):
             elements[i] = first + i
-        n_jobs, n_sectors = push_job(NF1, warp, elements, last - first, b_level, job_server, job_warp, job_ptr,
+        n_jobs, n_sectors = push_job(NF1, warp, elements, 0, last - first, b_level, keys, job_server, job_warp, job_ptr,
                                      sectors, n_jobs, n_sectors)
         if active:
             lo = unit_ptr[unit]
             count = unit_ptr[unit + 1] - lo
             for i in range(count):
                 elements[i] = front[lo + i]
-            n_jobs, n_sectors = push_job(ERL, warp, elements, count, b_row, job_server, job_warp, job_ptr,
+            n_jobs, n_sectors = push_job(ERL, warp, elements, 0, count, b_row, keys, job_server, job_warp, job_ptr,
                                          sectors, n_jobs, n_sectors)
             for i in range(count):
                 elements[i] = front[lo + i] + 1
-            n_jobs, n_sectors = push_job(ERL, warp, elements, count, b_row, job_server, job_warp, job_ptr,
+            n_jobs, n_sectors = push_job(ERL, warp, elements, 0, count, b_row, keys, job_server, job_warp, job_ptr,
                                          sectors, n_jobs, n_sectors)
             for s in range(s0, s1):
                 e0 = step_end[s - 1] if s > 0 else 0
-                n_jobs, n_sectors = inner_iteration(warp, edges[e0:step_end[s]], step_end[s] - e0, indices, levels,
-                                                    stamp, level, b_edge, b_level, dst, stores, job_server,
+                n_jobs, n_sectors = inner_iteration(warp, edges, e0, step_end[s] - e0, indices, levels,
+                                                    stamp, level, b_edge, b_level, dst, stores, keys, job_server,
                                                     job_warp, job_ptr, sectors, n_jobs, n_sectors)
             unit += 1
         chunk += 1
@@ -96,13 +96,13 @@ def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, 
         first_step = unit_steps(block.step_warp, 1, block.units)
         args = (graph.indptr, graph.indices, levels, stamp, level, warps, front, block.unit_ptr, unit_chunk,
                 first_step, block.step_end, block.edges, base["num_nodes"], base["row_start"], base["edge_dst"],
-                base["level"])
+                base["level"], *lane_buffers())
         generate(_fill, args, chunk, stop, buffer)
         chunk = stop
     if chunk < chunks:  # no active node at all: every chunk only loads and tests
         empty = np.zeros(0, dtype=np.int64)
         args = (graph.indptr, graph.indices, levels, stamp, level, warps, front, np.zeros(1, dtype=np.int64), empty,
                 np.zeros(1, dtype=np.int64), empty, np.zeros(0, dtype=np.int32), base["num_nodes"],
-                base["row_start"], base["edge_dst"], base["level"])
+                base["row_start"], base["edge_dst"], base["level"], *lane_buffers())
         generate(_fill, args, chunk, chunks, buffer)
     return buffer.trace(warps)

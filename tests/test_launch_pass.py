@@ -1,0 +1,104 @@
+"""The fused launch pass (`memory.simulate_launch_loads`) against the stream it replaces: the
+interleaved sector stream through the L2 and row buffers (`simulate_launch_outcomes`), then counted
+per slot (`critical.slot_loads_by_class`). Every count and every float must be equal."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from opmachine.cache import SetAssocState
+from opmachine.critical import CriticalPathModel, slot_loads_by_class
+from opmachine.kernels import OP, JobTrace, expansion_jobs, parse_kernel, topo_jobs
+from opmachine.layout import layout_for
+from opmachine.memory import l2_geometry, simulate_launch_loads, simulate_launch_outcomes
+from opmachine.predict import expansion_launch
+from opmachine.profile import load_profile
+from simdmodel.algorithms import BFS
+from simdmodel.load import load_graph
+
+
+def _profile(sets, ways, sectors_per_line, row_buffers, physical_warps, block_sectors=8):
+    return SimpleNamespace(l2_bytes=sets * ways * 32 * sectors_per_line, l2_ways=ways,
+                           l2_line_bytes=32 * sectors_per_line, sector_bytes=32, dram_block_bytes=32 * block_sectors,
+                           row_buffers=row_buffers, physical_warps=physical_warps)
+
+
+def _model(seed):
+    """Seed 0: every class the same latency (ties decide the slowest class); else random tables."""
+    rng = np.random.default_rng(seed)
+    latency = np.zeros((3, 33))
+    latency[:, 1:] = 100.0 if seed == 0 else np.sort(rng.uniform(50.0, 900.0, (3, 32)), axis=1)
+    return CriticalPathModel(("L2H", "RBH", "RBM"), np.array([0, 1, 2]), latency, np.ones(3), 0.0)
+
+
+def _reference(trace, layout, profile, state, models):
+    counts, _, outcomes = simulate_launch_outcomes(trace, layout, profile, "setassoc", state)
+    counter = np.zeros(layout.total_sectors, dtype=np.int32)
+    return counts, [slot_loads_by_class(trace, outcomes, profile.physical_warps, m, counter) for m in models]
+
+
+def _assert_same(fused, reference):
+    counts, _, loads = fused
+    assert counts.tolist() == reference[0].tolist()
+    assert len(loads) == len(reference[1])
+    for got, expected in zip(loads, reference[1]):
+        for a, b in zip(got, expected):
+            assert np.array_equal(a, b)
+
+
+jobs = st.lists(st.tuples(st.sampled_from([0, 1, 2, 3, 4, OP]), st.integers(0, 11),
+                          st.lists(st.integers(0, 399), min_size=0, max_size=9)), min_size=0, max_size=60)
+
+
+def _trace(launch, warps):
+    ptr = np.cumsum([0] + [len(set(s)) for _, _, s in launch]).astype(np.int64)
+    sectors = [np.unique(np.asarray(s, dtype=np.int32)) for _, _, s in launch]
+    return JobTrace(np.array([j[0] for j in launch], dtype=np.int8), np.array([j[1] for j in launch], dtype=np.int32),
+                    ptr, np.concatenate(sectors) if sectors else np.zeros(0, dtype=np.int32), warps)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(jobs, min_size=1, max_size=3), st.sampled_from([2, 4, 8]), st.integers(1, 16),
+       st.sampled_from([1, 2, 4]), st.integers(1, 6), st.integers(1, 12), st.integers(0, 2))
+def test_fused_pass_equals_stream_then_slot_count(launches, sets, ways, sectors_per_line, rows, slots, models):
+    layout = SimpleNamespace(total_sectors=400)
+    profile = _profile(sets, ways, sectors_per_line, rows, slots)
+    chosen = [_model(seed) for seed in range(models)]
+    fused_state = SetAssocState(l2_geometry(profile), 400)
+    reference_state = SetAssocState(l2_geometry(profile), 400)
+    for launch in launches:  # a warm L2 carried from launch to launch; the row buffers start empty each time
+        trace = _trace(launch, 12)
+        fused = simulate_launch_loads(trace, layout, profile, "setassoc", fused_state, chosen,
+                                      np.zeros(400, dtype=np.int32))
+        _assert_same(fused, _reference(trace, layout, profile, reference_state, chosen))
+    trace = _trace(launches[0], 12)  # and cold
+    _assert_same(simulate_launch_loads(trace, layout, profile, "setassoc", None, chosen),
+                 _reference(trace, layout, profile, SetAssocState(l2_geometry(profile), 400), chosen))
+
+
+@pytest.mark.parametrize("label", ["topo", "sm-1", "sm-8", "ws", "scan"])
+def test_fused_pass_equals_stream_on_bfs_launches(label):
+    graph = load_graph("rmat:scale=11,ef=8,seed=4")
+    profiles = [load_profile("h100", kind="gpu"), load_profile("h200", kind="gpu")]
+    profile = profiles[0]
+    models = [CriticalPathModel.from_profile(p) for p in profiles]
+    kernel = parse_kernel(label)
+    frontiers = BFS.rounds(graph, 0, "sorted")
+    layout = layout_for(graph.n, graph.m)
+    stamp = np.full(graph.n, -1, dtype=np.int32)
+    fused_state = SetAssocState(l2_geometry(profile), layout.total_sectors)
+    reference_state = SetAssocState(l2_geometry(profile), layout.total_sectors)
+    counter = np.zeros(layout.total_sectors, dtype=np.int32)
+    for level in range(frontiers.depth):
+        front = frontiers.frontier(level)
+        if kernel.data_driven:
+            launch = expansion_launch(kernel, profile, front.size)
+            trace = expansion_jobs(graph, frontiers.levels, stamp, level, front, kernel.expansion, layout,
+                                   launch.warps)
+        else:
+            trace = topo_jobs(graph, frontiers.levels, stamp, level, layout, profile.full_wave_grid(256) * 8)
+        fused = simulate_launch_loads(trace, layout, profile, "setassoc", fused_state, models, counter)
+        _assert_same(fused, _reference(trace, layout, profile, reference_state, models))
+        assert not counter.any()  # the scratch counter is handed back zeroed
