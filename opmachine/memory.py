@@ -33,24 +33,30 @@ _AHEAD = 16  # jobs ahead whose trace entries `_launch_pass` prefetches
 
 @numba.njit(cache=True)
 def interleaved_order(warp, warps):
-    """Job indices sorted by (position in its warp's job sequence, generation order)."""
+    """Job indices sorted by (position in its warp's job sequence, generation order): a counting sort
+    by position that recounts the positions instead of storing them (int32 indices: a launch has
+    fewer jobs than sectors, which are int32)."""
     jobs = warp.size
-    step = np.empty(jobs, dtype=np.int64)
     seen = np.zeros(warps, dtype=np.int64)
-    longest = 0
     for j in range(jobs):
-        step[j] = seen[warp[j]]
         seen[warp[j]] += 1
-        longest = max(longest, seen[warp[j]])
-    start = np.zeros(longest + 1, dtype=np.int64)
-    for j in range(jobs):
-        start[step[j] + 1] += 1
+    longest = seen.max() if warps else 0
+    start = np.zeros(longest + 1, dtype=np.int64)  # warps with more than s jobs, then running offsets
+    for w in range(warps):
+        start[seen[w]] -= 1
+        seen[w] = 0
+    start[0] += warps
     for s in range(longest):
         start[s + 1] += start[s]
-    order = np.empty(jobs, dtype=np.int64)
+    running = 0
+    for s in range(longest + 1):
+        running, start[s] = running + start[s], running
+    order = np.empty(jobs, dtype=np.int32)
     for j in range(jobs):
-        order[start[step[j]]] = j
-        start[step[j]] += 1
+        step = seen[warp[j]]
+        seen[warp[j]] = step + 1
+        order[start[step]] = j
+        start[step] += 1
     return order
 
 

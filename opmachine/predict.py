@@ -26,8 +26,8 @@ from .cache import SetAssocState
 from .counters import MeasuredLaunches, check_covers, scale_slots
 from .critical import CriticalPathModel, launch_time, slot_instructions
 from .instructions import LaunchCode, expansion_lanes, topo_lanes
-from .kernels import (DEFAULT_BLOCK, Kernel, Launch, compact_counts, compact_jobs, compact_warp_steps, expansion_jobs,
-                      topo_jobs)
+from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, compact_counts, compact_jobs, compact_warp_steps,
+                      expansion_jobs, topo_jobs)
 from .layout import layout_for
 from .machine import OperatorMachine, Server
 from .memory import L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, l2_geometry, simulate_launch_loads
@@ -309,6 +309,9 @@ class _KeptTraces:
         self.left = budget
         self.traces: dict = {}
 
+    def holds(self, trace) -> bool:
+        return any(kept is trace for kept in self.traces.values())
+
     def get(self, level: int, phase: str, rehearsal: bool, generate):
         """The launch's trace: a kept one, else `generate()`, kept when a prior run made it and it fits."""
         trace = self.traces.get((level, phase))
@@ -427,76 +430,99 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     server_rows = []
     mrc_misses = np.zeros(len(MRC_CAPACITIES_BYTES), dtype=np.int64)
     accesses = 0
-    steps = range(frontiers.depth)
+    passes = 1 + (WARM_PRIOR_RUNS if l2_state is not None else 0)
+    kept = _KeptTraces(TRACE_REUSE_BYTES)
+    closed_form = l2_state is None and time_model != "critical"  # a cold Eq. 4 compaction needs no jobs
+    compact = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
+
+    def launch_of(level: int, phase: str) -> Launch:
+        if phase == "compact":
+            return compact
+        if phase == "topo":
+            return Launch(block, grid if grid is not None else profile.full_wave_grid(block))
+        return expansion_launch(kernel, profile, frontiers.frontier(level).size, block, grid)
+
+    def next_front(level: int) -> np.ndarray:
+        return frontiers.frontier(level + 1) if level + 1 < frontiers.depth else frontiers.frontier(level)[:0]
+
+    spare = [JobBuffer(0, 0)]  # the buffer of the last launch's jobs, once simulated: filled again, not faulted in
+
+    def produce(run: int, level: int, phase: str):
+        """A launch's jobs (None for a closed-form compaction) and instruction counts (None in a prior run); an
+        expansion's jobs go to the spare buffer, which is taken until they are simulated, unless they are kept."""
+        rehearsal = run + 1 < passes
+        buffer = None if phase == "compact" else spare.pop() if spare else JobBuffer(0, 0)
+        if run and level == 0 and phase != "compact":  # between runs the level array is reset
+            stamp.fill(-1)
+        launch, front = launch_of(level, phase), frontiers.frontier(level)
+        trace = instructions = None
+        if phase == "topo":
+            trace = kept.get(level, phase, rehearsal, lambda: topo_jobs(graph, levels, stamp, level, layout,
+                                                                        launch.warps, buffer))
+            if code is not None and not rehearsal:
+                instructions = code.topo(trace, topo_lanes(levels, degrees, level, launch.warps)
+                                         if code.diverges else None)
+        elif phase == "expand":
+            trace = kept.get(level, phase, rehearsal, lambda: expansion_jobs(graph, levels, stamp, level, front,
+                                                                             expansion, layout, launch.warps, buffer))
+            if code is not None and not rehearsal:
+                instructions = code.expansion(trace, expansion.geometry, front.size,
+                                              expansion_lanes(expansion, degrees[front], launch.warps)
+                                              if code.diverges else None)
+        else:
+            if code is not None and not rehearsal:
+                instructions = code.compaction(*compact_warp_steps(graph.n, next_front(level), launch.warps),
+                                               launch.block)
+            if rehearsal or not closed_form:
+                trace = kept.get(level, phase, rehearsal,
+                                 lambda: compact_jobs(graph.n, next_front(level), launch.warps, layout))
+        return trace, instructions, None if buffer is None or kept.holds(trace) else buffer
+
+    phases = ("expand", "compact") if kernel.data_driven else ("topo",)
+    plan = [(run, level, phase) for run in range(passes) for level in range(frontiers.depth) for phase in phases]
+    bar = None
     if progress:
         from tqdm import tqdm
 
-        steps = tqdm(steps, desc=f"opm {kernel.label}", unit="level", leave=False)
-    passes = 1 + (WARM_PRIOR_RUNS if l2_state is not None else 0)
-    kept = _KeptTraces(TRACE_REUSE_BYTES)
-    for run in range(passes):
+        bar = tqdm(total=frontiers.depth, desc=f"opm {kernel.label}", unit="level", leave=False)
+    for run, level, phase in plan:
+        trace, instructions, buffer = produce(run, level, phase)
         rehearsal = run + 1 < passes  # a run before the predicted one: it only leaves the L2 as it finds it
-        if run:  # between runs the level array is reset (a fill kernel) and read back: it starts in the L2
-            stamp.fill(-1)
+        if run and level == 0 and phase != "compact":  # the reset level array is read back: it starts in the L2
             level_sectors = np.arange(layout.sector_of("level", 0), layout.sector_of("level", max(graph.n - 1, 0)) + 1)
             l2_state.hits(np.tile(level_sectors, 2))
-        for level in (range(frontiers.depth) if rehearsal else steps):
-            front = frontiers.frontier(level)
-            if expansion is None:
-                launch = Launch(block, grid if grid is not None else profile.full_wave_grid(block))
-                phase = "topo"
-                trace = kept.get(level, phase, rehearsal, lambda: topo_jobs(graph, levels, stamp, level, layout,
-                                                                            launch.warps))
-                instructions = None
-                if code is not None and not rehearsal:
-                    lanes = topo_lanes(levels, degrees, level, launch.warps) if code.diverges else None
-                    instructions = code.topo(trace, lanes)
-            else:
-                launch = expansion_launch(kernel, profile, front.size, block, grid)
-                phase = "expand"
-                trace = kept.get(level, phase, rehearsal, lambda: expansion_jobs(graph, levels, stamp, level, front,
-                                                                                 expansion, layout, launch.warps))
-                instructions = None
-                if code is not None and not rehearsal:
-                    lanes = expansion_lanes(expansion, degrees[front], launch.warps) if code.diverges else None
-                    instructions = code.expansion(trace, expansion.geometry, front.size, lanes)
-            counts, misses_at, loads = simulate_launch_loads(trace, layout, profile, l2_model, l2_state,
-                                                             () if rehearsal else models, counter)
-            if kernel.data_driven:
-                next_front = frontiers.frontier(level + 1) if level + 1 < frontiers.depth else front[:0]
-                compact = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
-            if rehearsal:
-                if kernel.data_driven:
-                    trace = kept.get(level, "compact", rehearsal,
-                                     lambda: compact_jobs(graph.n, next_front, compact.warps, layout))
-                    simulate_launch_loads(trace, layout, profile, l2_model, l2_state)
-                continue
-            if misses_at is not None:
+        if rehearsal:
+            simulate_launch_loads(trace, layout, profile, l2_model, l2_state)
+            del trace
+            if buffer is not None:
+                spare.append(buffer)
+            continue
+        launch = launch_of(level, phase)
+        loads = []
+        if trace is None:
+            counts, per_warp = compact_counts(graph.n, next_front(level), launch.warps, profile.dram_block_bytes)
+        else:
+            counts, misses_at, loads = simulate_launch_loads(trace, layout, profile, l2_model, l2_state, models,
+                                                             counter)
+            per_warp = jobs_per_warp(trace)
+            if misses_at is not None and phase != "compact":  # the miss-ratio curve is the expansions'
                 mrc_misses += misses_at
                 accesses += int(counts[:, 1].sum())
-            per_warp = jobs_per_warp(trace)
-            for timing, launch_loads in zip(timings, loads or [None] * len(timings)):
-                timing.add(level, kernel.label, phase, launch, front.size, int(edge_sizes[level]), counts, per_warp,
-                           trace, launch_loads, instructions)
-            server_rows.extend(_server_rows(level, phase, counts))
-            if kernel.data_driven:
-                trace = instructions = None
-                loads = []
-                if code is not None:
-                    instructions = code.compaction(*compact_warp_steps(graph.n, next_front, compact.warps),
-                                                   compact.block)
-                if l2_state is None and time_model != "critical":  # cold, Eq. 4: the closed form is enough
-                    counts, per_warp = compact_counts(graph.n, next_front, compact.warps, profile.dram_block_bytes)
-                else:  # a warm L2 or the critical-path time needs the launch's jobs one by one
-                    trace = kept.get(level, "compact", rehearsal,
-                                     lambda: compact_jobs(graph.n, next_front, compact.warps, layout))
-                    counts, _, loads = simulate_launch_loads(trace, layout, profile, l2_model, l2_state, models,
-                                                             counter)
-                    per_warp = jobs_per_warp(trace)
-                for timing, launch_loads in zip(timings, loads or [None] * len(timings)):
-                    timing.add(level, kernel.label, "compact", compact, next_front.size, 0, counts, per_warp, trace,
-                               launch_loads, instructions)
-                server_rows.extend(_server_rows(level, "compact", counts))
+        if phase == "compact":
+            front_size, front_edges = next_front(level).size, 0
+        else:
+            front_size, front_edges = frontiers.frontier(level).size, int(edge_sizes[level])
+        for timing, launch_loads in zip(timings, loads or [None] * len(timings)):
+            timing.add(level, kernel.label, phase, launch, front_size, front_edges, counts, per_warp, trace,
+                       launch_loads, instructions)
+        server_rows.extend(_server_rows(level, phase, counts))
+        if bar is not None and phase == phases[-1]:
+            bar.update()
+        del trace, instructions, loads
+        if buffer is not None:
+            spare.append(buffer)
+    if bar is not None:
+        bar.close()
     mrc = None
     if l2_model == "lru":
         mrc = pd.DataFrame({"capacity_bytes": MRC_CAPACITIES_BYTES, "accesses": accesses, "misses": mrc_misses})

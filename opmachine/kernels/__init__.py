@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from simdmodel.errors import InputError
 from simdmodel.strategies import STRATEGIES, WARP_SIZE, Mapping, check_cta_size, parse_mapping
 
-from ._jobs import ANI, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobTrace
+from ._jobs import ANI, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobBuffer, JobTrace
 from .compact import compact_chunks_per_warp, compact_counts, compact_jobs, compact_warp_steps
 from .expand import expansion_jobs
 from .topo import topo_jobs

@@ -87,6 +87,18 @@ class JobBuffer:
         self.n_jobs = 0
         self.n_sectors = 0
 
+    def reuse(self, jobs: int, sectors: int) -> None:
+        """Empty the buffer for another launch, with room for at least these many jobs and sectors
+        (its memory is used again: no fresh pages to fault in and zero)."""
+        self.n_jobs = self.n_sectors = 0
+        self.ptr[0] = 0
+        if jobs > self.server.size:
+            self.server = np.empty(jobs, dtype=np.int8)
+            self.warp = np.empty(jobs, dtype=np.int32)
+            self.ptr = np.zeros(jobs + 1, dtype=np.int64)
+        if sectors > self.sectors.size:
+            self.sectors = np.empty(sectors, dtype=np.int32)
+
     def grow(self, need_jobs: int, need_sectors: int) -> None:
         if self.n_jobs + need_jobs > self.server.size:
             size = max(2 * self.server.size, self.n_jobs + need_jobs)
@@ -96,11 +108,11 @@ class JobBuffer:
         if self.n_sectors + need_sectors > self.sectors.size:
             self.sectors = _resized(self.sectors, max(2 * self.sectors.size, self.n_sectors + need_sectors))
 
-    def trace(self, warps: int) -> JobTrace:
-        """The jobs appended: views of the buffers when they fill at least half of them, else trimmed copies
-        (a copy costs more than the memory it frees)."""
+    def trace(self, warps: int, views: bool = False) -> JobTrace:
+        """The jobs appended: views of the buffers when `views` (the caller reuses the buffer only once
+        the trace is dropped) or when they fill at least half of them, else trimmed copies."""
         def used(array, size):
-            return array[:size] if 2 * size >= array.size else array[:size].copy()
+            return array[:size] if views or 2 * size >= array.size else array[:size].copy()
 
         return JobTrace(used(self.server, self.n_jobs), used(self.warp, self.n_jobs), used(self.ptr, self.n_jobs + 1),
                         used(self.sectors, self.n_sectors), warps)

@@ -73,11 +73,14 @@ def _fill(indptr, indices, levels, stamp, level, front, unit_ptr, first_unit, un
     return unit, n_jobs, n_sectors, 0, 0
 
 
-def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: int) -> JobTrace:
+def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: int,
+                   buffer: JobBuffer | None = None) -> JobTrace:
     """JobTrace of the expansion of frontier `front` (level `level`) by `mapping` on `warps` launched warps.
 
-    `stamp` marks the vertices stored this round (see `_jobs.expand_edges`); it is updated.
+    `stamp` marks the vertices stored this round (see `_jobs.expand_edges`); it is updated. With a
+    `buffer` the jobs go there and the trace is a view of it, valid until the buffer is used again.
     """
+    reused = buffer is not None
     geometry = mapping.geometry
     slots = warps // geometry.unit_warps
     if slots < 1:
@@ -88,18 +91,22 @@ def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: i
     unit_ptr = queue_units(front.size, geometry.unit_entries)
     edges_total = int(degrees.sum())
     base = layout.base_sector
-    buffer = None
+    sized = False
     for block in schedules(mapping.spec, mapping.params, starts, degrees, unit_ptr):
-        if buffer is None:  # the first block's bound, scaled to the whole launch: no regrowth when it is all
+        if not sized:  # the first block's bound, scaled to the whole launch: no regrowth when it is all
             share = max(1.0, edges_total / max(block.edges.size, 1))
-            buffer = JobBuffer(int(share * (3 * block.units * geometry.unit_warps + 3 * block.steps)),
-                               int(share * (INPUT_SECTORS_PER_WARP * block.units * geometry.unit_warps
-                                            + 3 * block.edges.size)))
+            need = (int(share * (3 * block.units * geometry.unit_warps + 3 * block.steps)),
+                    int(share * (INPUT_SECTORS_PER_WARP * block.units * geometry.unit_warps + 3 * block.edges.size)))
+            if buffer is None:
+                buffer = JobBuffer(*need)
+            else:
+                buffer.reuse(*need)
+            sized = True
         first_step = unit_steps(block.step_warp, geometry.unit_warps, block.units)
         args = (graph.indptr, graph.indices, levels, stamp, level, front, block.unit_ptr, block.first_unit,
                 geometry.unit_warps, geometry.warp_entries, slots, first_step, block.step_warp, block.step_end,
                 block.edges, base["row_start"], base["edge_dst"], base["level"], base["queue"], *lane_buffers())
         generate(_fill, args, 0, block.units, buffer)
-    if buffer is None:  # an empty frontier
+    if not sized:  # an empty frontier
         buffer = JobBuffer(0, 0)
-    return buffer.trace(warps)
+    return buffer.trace(warps, views=reused)

@@ -74,8 +74,11 @@ def _fill(indptr, indices, levels, stamp, level, warps, front, unit_ptr, unit_ch
     return chunk, n_jobs, n_sectors, 0, 0
 
 
-def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, warps: int) -> JobTrace:
-    """JobTrace of the topo launch that expands frontier `level` with `warps` launched warps."""
+def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, warps: int,
+              buffer: JobBuffer | None = None) -> JobTrace:
+    """JobTrace of the topo launch that expands frontier `level` with `warps` launched warps (into
+    `buffer` if given, as `expand.expansion_jobs` does)."""
+    reused = buffer is not None
     chunks = -(-graph.n // 32)
     front = np.flatnonzero(levels == level).astype(np.int32)
     starts = graph.indptr[front]
@@ -86,8 +89,11 @@ def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, 
     # Every chunk's ANI and NF1 (<= 6 sectors), per active chunk two ERL and max(degrees) steps of
     # three jobs (one lane a node): the bound the jobs fit in, so the buffers never regrow.
     steps = int(np.maximum.reduceat(degrees, unit_ptr[:-1]).sum()) if units else 0
-    buffer = JobBuffer(2 * chunks + 2 * units + 3 * steps,
-                       6 * chunks + INPUT_SECTORS_PER_WARP * units + 3 * int(degrees.sum()))
+    need = (2 * chunks + 2 * units + 3 * steps, 6 * chunks + INPUT_SECTORS_PER_WARP * units + 3 * int(degrees.sum()))
+    if buffer is None:
+        buffer = JobBuffer(*need)
+    else:
+        buffer.reuse(*need)
     chunk = 0
     for block in schedules(THREAD_PER_NODE.spec, THREAD_PER_NODE.params, starts, degrees, unit_ptr):
         unit_chunk = (front[block.unit_ptr[:-1]] // 32).astype(np.int64)
@@ -105,4 +111,4 @@ def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, 
                 np.zeros(1, dtype=np.int64), empty, np.zeros(0, dtype=np.int32), base["num_nodes"],
                 base["row_start"], base["edge_dst"], base["level"], *lane_buffers())
         generate(_fill, args, chunk, chunks, buffer)
-    return buffer.trace(warps)
+    return buffer.trace(warps, views=reused)
