@@ -204,30 +204,76 @@ def slot_loads(trace, outcomes, physical_warps: int, model: CriticalPathModel, c
 def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructions=None) -> tuple[float, str]:
     """Time (ns) of one launch from its slots' loads (`slot_loads`) and, optionally, their instructions
     (`slot_instructions`), and its bottleneck."""
-    busy = jobs > 0
-    if not busy.any():
+    jobs = np.asarray(jobs, dtype=np.float64)
+    if not (jobs > 0).any():
         return 0.0, "none"
     count, path, shared = instructions if instructions is not None else (np.zeros_like(jobs),) * 3
-    jobs, sectors, latency, hot = jobs[busy], sectors[:, busy], latency[busy], hot[busy]
-    count, path, shared = count[busy], path[busy], shared[busy]
-    by = np.argsort(jobs, kind="stable")
-    jobs, sectors, latency, hot = jobs[by], sectors[:, by], latency[by], hot[by]
-    count, path, shared = count[by], path[by], shared[by]
-    counts, first = np.unique(jobs, return_index=True)
-    steps = np.diff(counts, prepend=0.0)  # more jobs per active slot in each phase
-    active = (jobs.size - first).astype(np.float64)
-    active_jobs = np.cumsum(jobs[::-1])[::-1][first]
-
-    def active_mean(values):  # per phase: the active slots' total over their total jobs
-        return np.cumsum(values[..., ::-1], axis=-1)[..., ::-1][..., first] / active_jobs
-
-    per_server = model.visits @ active_mean(sectors)
-    demand = np.vstack([per_server * model.peak_ns[:, None], active_mean(hot) * model.same_sector_ns,
-                        active_mean(count) * model.issue_ns, active_mean(shared) * model.shared_ns])
-    bandwidth = active * demand.max(axis=0)
-    wait = active_mean(latency + path)
-    phase_ns = steps * np.maximum(wait, bandwidth)
+    phase_ns, bound = _launch_phases(jobs, np.asarray(sectors, dtype=np.float64), np.asarray(latency, np.float64),
+                                     np.asarray(hot, np.float64), np.asarray(count, np.float64),
+                                     np.asarray(path, np.float64), np.asarray(shared, np.float64), model.visits,
+                                     model.peak_ns, model.same_sector_ns, model.issue_ns, model.shared_ns)
     names = np.array((*model.servers, HOT, ISSUE, SHARED, LATENCY))
-    bound = np.where(wait >= bandwidth, len(names) - 1, demand.argmax(axis=0))
     share = np.bincount(bound, weights=phase_ns, minlength=len(names))
     return float(phase_ns.sum()), str(names[int(share.argmax())])
+
+
+@numba.njit(cache=True)
+def _reverse_cumsum_at(values, first):
+    """cumsum(values[::-1])[::-1][first]: sums from each `first` index to the end, added from the end."""
+    out = np.empty(first.size)
+    total = 0.0
+    k = first.size - 1
+    for i in range(values.size - 1, -1, -1):
+        total += values[i]
+        while k >= 0 and first[k] == i:
+            out[k] = total
+            k -= 1
+    return out
+
+
+@numba.njit(cache=True)
+def _launch_phases(jobs, sectors, latency, hot, count, path, shared, visits, peak_ns, same_ns, issue_ns, shared_ns):
+    """The phases of a launch (see the module docstring): each phase's ns and bounding server (index
+    into the servers, then hot sector, issue, shared memory, latency). Each sum is taken in the
+    order the array version (cumsum of the reversed slots, sorted stably by jobs) takes it."""
+    busy = np.flatnonzero(jobs > 0)
+    by = busy[np.argsort(jobs[busy], kind="mergesort")]
+    n = by.size
+    sorted_jobs = jobs[by]
+    starts = [0]
+    for i in range(1, n):
+        if sorted_jobs[i] != sorted_jobs[i - 1]:
+            starts.append(i)
+    first = np.array(starts)
+    phases = first.size
+    active_jobs = _reverse_cumsum_at(sorted_jobs, first)
+    servers = visits.shape[0]
+    rows = servers + 3
+    demand = np.empty((rows, phases))
+    means = np.empty((3, phases))
+    for o in range(3):
+        means[o] = _reverse_cumsum_at(sectors[o][by], first) / active_jobs
+    for i in range(servers):
+        for k in range(phases):
+            total = 0.0
+            for o in range(3):
+                total += visits[i, o] * means[o, k]
+            demand[i, k] = total * peak_ns[i]
+    demand[servers] = _reverse_cumsum_at(hot[by], first) / active_jobs * same_ns
+    demand[servers + 1] = _reverse_cumsum_at(count[by], first) / active_jobs * issue_ns
+    demand[servers + 2] = _reverse_cumsum_at(shared[by], first) / active_jobs * shared_ns
+    wait = _reverse_cumsum_at(latency[by] + path[by], first) / active_jobs
+    phase_ns = np.empty(phases)
+    bound = np.empty(phases, dtype=np.int64)
+    previous = 0.0
+    for k in range(phases):
+        step = sorted_jobs[first[k]] - previous
+        previous = sorted_jobs[first[k]]
+        top = 0
+        for r in range(1, rows):
+            if demand[r, k] > demand[top, k]:
+                top = r
+        bandwidth = (n - first[k]) * demand[top, k]
+        phase_ns[k] = step * max(wait[k], bandwidth)
+        bound[k] = rows if wait[k] >= bandwidth else top
+    return phase_ns, bound

@@ -203,6 +203,33 @@ def _launch_pass(order, server, warp, ptr, sectors, slots, latency, sector_shift
                     hot[warp[j] % slots] += 1
 
 
+@numba.njit(cache=True, _nrt=False)
+def _l2_pass(order, ptr, sectors, l2_constants, valid, tags, recency):
+    """The interleaved stream of a launch through the L2 state only (`_launch_pass` without counts)."""
+    shift_u, sector_mask, reciprocal, sets_u, lru_shift = l2_constants
+    previous_line = np.uint64(0xFFFFFFFFFFFFFFFF)
+    previous_slot = np.uint64(0)
+    jobs_total = order.size
+    for i in range(jobs_total):
+        if i + _AHEAD < jobs_total:
+            _prefetch(ptr, order[i + _AHEAD])
+        j = order[i]
+        for p in range(ptr[j], ptr[j + 1]):
+            _, _, previous_line, previous_slot = small_access(sectors[p], shift_u, sector_mask, reciprocal, sets_u,
+                                                               lru_shift, valid, tags, recency, previous_line,
+                                                               previous_slot)
+
+
+def pass_through_l2(trace, l2_state: SetAssocState) -> None:
+    """Leave in `l2_state` what a launch leaves in the L2, and nothing else (a run before the predicted
+    one: its counts are not wanted)."""
+    if not l2_state.small:
+        l2_state.hits(_stream(interleaved_order(trace.warp, trace.warps), trace.server, trace.ptr, trace.sectors)[0])
+        return
+    _l2_pass(interleaved_order(trace.warp, trace.warps), trace.ptr, trace.sectors,
+             small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order)
+
+
 def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2_state: SetAssocState | None = None,
                           models=(), counter=None):
     """`simulate_launch`'s counts and misses, and for each critical-path model in `models` the per-slot

@@ -30,7 +30,8 @@ from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, compact_counts, 
                       expansion_jobs, topo_jobs)
 from .layout import layout_for
 from .machine import OperatorMachine, Server
-from .memory import L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, l2_geometry, simulate_launch_loads
+from .memory import (L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, l2_geometry, pass_through_l2,
+                     simulate_launch_loads)
 
 MEMORY_MACHINE = OperatorMachine(
     "GPU memory, seed 003 Fig. 5",
@@ -309,8 +310,9 @@ class _KeptTraces:
         self.left = budget
         self.traces: dict = {}
 
-    def holds(self, trace) -> bool:
-        return any(kept is trace for kept in self.traces.values())
+    def holds(self, level: int, phase: str, trace) -> bool:
+        """Whether `trace` is the one kept for this launch."""
+        return self.traces.get((level, phase)) is trace
 
     def get(self, level: int, phase: str, rehearsal: bool, generate):
         """The launch's trace: a kept one, else `generate()`, kept when a prior run made it and it fits."""
@@ -476,7 +478,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             if rehearsal or not closed_form:
                 trace = kept.get(level, phase, rehearsal,
                                  lambda: compact_jobs(graph.n, next_front(level), launch.warps, layout))
-        return trace, instructions, None if buffer is None or kept.holds(trace) else buffer
+        return trace, instructions, None if buffer is None or kept.holds(level, phase, trace) else buffer
 
     phases = ("expand", "compact") if kernel.data_driven else ("topo",)
     plan = [(run, level, phase) for run in range(passes) for level in range(frontiers.depth) for phase in phases]
@@ -492,7 +494,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             level_sectors = np.arange(layout.sector_of("level", 0), layout.sector_of("level", max(graph.n - 1, 0)) + 1)
             l2_state.hits(np.tile(level_sectors, 2))
         if rehearsal:
-            simulate_launch_loads(trace, layout, profile, l2_model, l2_state)
+            pass_through_l2(trace, l2_state)
             del trace
             if buffer is not None:
                 spare.append(buffer)

@@ -151,3 +151,52 @@ def test_every_sector_passes_through_the_l2():
     sectors = np.vstack([2 * jobs, 0 * jobs, 2 * jobs])
     time, bound = launch_time(jobs, sectors, jobs * 100.0, 0 * jobs, _model(peak=(10.0, 0.0, 1.0)))
     assert (time, bound) == (10 * 160.0, "L2H")
+
+
+def _launch_time_arrays(jobs, sectors, latency, hot, model, instructions=None):
+    """The launch time with whole-array operations, as the model's docstring states it: the reference
+    for `launch_time`'s compiled loop (which must give the same floats)."""
+    busy = jobs > 0
+    if not busy.any():
+        return 0.0, "none"
+    count, path, shared = instructions if instructions is not None else (np.zeros_like(jobs),) * 3
+    jobs, sectors, latency, hot = jobs[busy], sectors[:, busy], latency[busy], hot[busy]
+    count, path, shared = count[busy], path[busy], shared[busy]
+    by = np.argsort(jobs, kind="stable")
+    jobs, sectors, latency, hot, count, path, shared = (jobs[by], sectors[:, by], latency[by], hot[by], count[by],
+                                                        path[by], shared[by])
+    counts, first = np.unique(jobs, return_index=True)
+    steps = np.diff(counts, prepend=0.0)
+    active = (jobs.size - first).astype(np.float64)
+    active_jobs = np.cumsum(jobs[::-1])[::-1][first]
+
+    def active_mean(values):
+        return np.cumsum(values[..., ::-1], axis=-1)[..., ::-1][..., first] / active_jobs
+
+    means = active_mean(sectors)
+    per_server = sum(model.visits[:, o:o + 1] * means[o] for o in range(3))
+    demand = np.vstack([per_server * model.peak_ns[:, None], active_mean(hot) * model.same_sector_ns,
+                        active_mean(count) * model.issue_ns, active_mean(shared) * model.shared_ns])
+    bandwidth = active * demand.max(axis=0)
+    wait = active_mean(latency + path)
+    phase_ns = steps * np.maximum(wait, bandwidth)
+    names = np.array((*model.servers, "L2S", "ISSUE", "SHM", "latency"))
+    bound = np.where(wait >= bandwidth, len(names) - 1, demand.argmax(axis=0))
+    share = np.bincount(bound, weights=phase_ns, minlength=len(names))
+    return float(phase_ns.sum()), str(names[int(share.argmax())])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
+def test_launch_time_equals_its_array_form(slots, seed, rows, with_instructions):
+    rng = np.random.default_rng(seed)
+    jobs = rng.integers(0, 6, slots).astype(np.float64)  # few distinct counts: ties and idle slots
+    sectors = rng.integers(0, 40, (3, slots)) * (jobs > 0)
+    latency, hot = rng.uniform(0, 900, slots) * jobs, rng.integers(0, 3, slots) * jobs
+    instructions = tuple(rng.uniform(0, 500, slots) * jobs for _ in range(3)) if with_instructions else None
+    model = CriticalPathModel(("L2H", "RBH", "RBM") if rows else ("L2H", "DRAM"),
+                              np.array([0, 1, 2] if rows else [0, 1, 1]), np.zeros((3, 33)),
+                              rng.uniform(0.01, 5.0, 3 if rows else 2), float(rng.uniform(0, 30)),
+                              issue_ns=float(rng.uniform(0, 2)), shared_ns=float(rng.uniform(0, 2)))
+    assert launch_time(jobs, sectors, latency, hot, model, instructions) == \
+        _launch_time_arrays(jobs, sectors, latency, hot, model, instructions)
