@@ -218,16 +218,41 @@ def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructi
 
 
 @numba.njit(cache=True)
-def _reverse_cumsum_at(values, first):
-    """cumsum(values[::-1])[::-1][first]: sums from each `first` index to the end, added from the end."""
+def _reverse_cumsum_at(values, by, first, extra=None):
+    """cumsum(values[by][::-1])[::-1][first] (of values[by] + extra[by] when given): sums from each
+    `first` index of the order `by` to its end, added from the end."""
     out = np.empty(first.size)
     total = 0.0
     k = first.size - 1
-    for i in range(values.size - 1, -1, -1):
-        total += values[i]
+    for i in range(by.size - 1, -1, -1):
+        total += values[by[i]] if extra is None else values[by[i]] + extra[by[i]]
         while k >= 0 and first[k] == i:
             out[k] = total
             k -= 1
+    return out
+
+
+@numba.njit(cache=True)
+def _stable_order(jobs):
+    """The busy slots (jobs > 0) sorted stably by jobs: a counting sort when the counts are small whole
+    numbers (as simulated), else a merge sort (counters mode scales them)."""
+    busy = np.flatnonzero(jobs > 0)
+    most = jobs[busy].max()
+    whole = True
+    for i in busy:
+        whole &= jobs[i] == np.floor(jobs[i])
+    if not whole or most > 4 * busy.size + 64:
+        return busy[np.argsort(jobs[busy], kind="mergesort")]
+    start = np.zeros(int(most) + 2, dtype=np.int64)
+    for i in busy:
+        start[int(jobs[i]) + 1] += 1
+    for k in range(1, start.size):
+        start[k] += start[k - 1]
+    out = np.empty(busy.size, dtype=np.int64)
+    for i in busy:
+        key = int(jobs[i])
+        out[start[key]] = i
+        start[key] += 1
     return out
 
 
@@ -236,33 +261,33 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, visits, pea
     """The phases of a launch (see the module docstring): each phase's ns and bounding server (index
     into the servers, then hot sector, issue, shared memory, latency). Each sum is taken in the
     order the array version (cumsum of the reversed slots, sorted stably by jobs) takes it."""
-    busy = np.flatnonzero(jobs > 0)
-    by = busy[np.argsort(jobs[busy], kind="mergesort")]
+    by = _stable_order(jobs)
     n = by.size
     sorted_jobs = jobs[by]
-    starts = [0]
-    for i in range(1, n):
-        if sorted_jobs[i] != sorted_jobs[i - 1]:
-            starts.append(i)
-    first = np.array(starts)
-    phases = first.size
-    active_jobs = _reverse_cumsum_at(sorted_jobs, first)
+    first = np.empty(n, dtype=np.int64)
+    phases = 0
+    for i in range(n):
+        if i == 0 or sorted_jobs[i] != sorted_jobs[i - 1]:
+            first[phases] = i
+            phases += 1
+    first = first[:phases]
+    active_jobs = _reverse_cumsum_at(jobs, by, first)
     servers = visits.shape[0]
     rows = servers + 3
     demand = np.empty((rows, phases))
     means = np.empty((3, phases))
     for o in range(3):
-        means[o] = _reverse_cumsum_at(sectors[o][by], first) / active_jobs
+        means[o] = _reverse_cumsum_at(sectors[o], by, first) / active_jobs
     for i in range(servers):
         for k in range(phases):
             total = 0.0
             for o in range(3):
                 total += visits[i, o] * means[o, k]
             demand[i, k] = total * peak_ns[i]
-    demand[servers] = _reverse_cumsum_at(hot[by], first) / active_jobs * same_ns
-    demand[servers + 1] = _reverse_cumsum_at(count[by], first) / active_jobs * issue_ns
-    demand[servers + 2] = _reverse_cumsum_at(shared[by], first) / active_jobs * shared_ns
-    wait = _reverse_cumsum_at(latency[by] + path[by], first) / active_jobs
+    demand[servers] = _reverse_cumsum_at(hot, by, first) / active_jobs * same_ns
+    demand[servers + 1] = _reverse_cumsum_at(count, by, first) / active_jobs * issue_ns
+    demand[servers + 2] = _reverse_cumsum_at(shared, by, first) / active_jobs * shared_ns
+    wait = _reverse_cumsum_at(latency, by, first, path) / active_jobs
     phase_ns = np.empty(phases)
     bound = np.empty(phases, dtype=np.int64)
     previous = 0.0

@@ -310,19 +310,15 @@ class _KeptTraces:
         self.left = budget
         self.traces: dict = {}
 
-    def holds(self, level: int, phase: str, trace) -> bool:
-        """Whether `trace` is the one kept for this launch."""
-        return self.traces.get((level, phase)) is trace
-
     def get(self, level: int, phase: str, rehearsal: bool, generate):
-        """The launch's trace: a kept one, else `generate()`, kept when a prior run made it and it fits."""
+        """The launch's trace: a kept one, else `generate()`, whose copy (`JobTrace.trimmed`: the generated
+        one may be a view of a buffer used again) is kept when a prior run made it and it fits."""
         trace = self.traces.get((level, phase))
         if trace is None:
             trace = generate()
-            size = trace.nbytes
-            if rehearsal and size <= self.left:
-                self.traces[level, phase] = trace
-                self.left -= size
+            if rehearsal and trace.exact_nbytes <= self.left:
+                self.traces[level, phase] = trace.trimmed()
+                self.left -= trace.exact_nbytes
         return trace
 
 
@@ -450,8 +446,8 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     spare = [JobBuffer(0, 0)]  # the buffer of the last launch's jobs, once simulated: filled again, not faulted in
 
     def produce(run: int, level: int, phase: str):
-        """A launch's jobs (None for a closed-form compaction) and instruction counts (None in a prior run); an
-        expansion's jobs go to the spare buffer, which is taken until they are simulated, unless they are kept."""
+        """A launch's jobs (None for a closed-form compaction), instruction counts (None in a prior run), and the
+        spare buffer an expansion's jobs went to, to hand back once they are simulated."""
         rehearsal = run + 1 < passes
         buffer = None if phase == "compact" else spare.pop() if spare else JobBuffer(0, 0)
         if run and level == 0 and phase != "compact":  # between runs the level array is reset
@@ -478,7 +474,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             if rehearsal or not closed_form:
                 trace = kept.get(level, phase, rehearsal,
                                  lambda: compact_jobs(graph.n, next_front(level), launch.warps, layout))
-        return trace, instructions, None if buffer is None or kept.holds(level, phase, trace) else buffer
+        return trace, instructions, buffer
 
     phases = ("expand", "compact") if kernel.data_driven else ("topo",)
     plan = [(run, level, phase) for run in range(passes) for level in range(frontiers.depth) for phase in phases]

@@ -37,10 +37,16 @@ class JobTrace:
         return self.server.size
 
     @property
-    def nbytes(self) -> int:
-        """Memory the trace holds, with the whole buffers its arrays may be views of."""
-        return sum((a.base if isinstance(a.base, np.ndarray) else a).nbytes
-                   for a in (self.server, self.warp, self.ptr, self.sectors))
+    def exact_nbytes(self) -> int:
+        """Bytes of the trace's own entries (the buffers its arrays may be views of can be larger)."""
+        return self.server.nbytes + self.warp.nbytes + self.ptr.nbytes + self.sectors.nbytes
+
+    def trimmed(self) -> JobTrace:
+        """The trace with arrays of its own, exactly its size: views of a buffer are copied."""
+        def own(array):
+            return array.copy() if isinstance(array.base, np.ndarray) else array
+
+        return JobTrace(own(self.server), own(self.warp), own(self.ptr), own(self.sectors), self.warps)
 
 
 @numba.njit(cache=True, inline="always")
