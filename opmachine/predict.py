@@ -25,6 +25,7 @@ from .bfs_machine import SERVERS
 from .cache import SetAssocState
 from .counters import MeasuredLaunches, check_covers, scale_slots
 from .critical import CriticalPathModel, launch_time, slot_instructions
+from .footprint import check_simulation_fits
 from .instructions import LaunchCode, expansion_lanes, topo_lanes
 from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, compact_counts, compact_jobs, compact_warp_steps,
                       expansion_jobs, topo_jobs)
@@ -412,6 +413,8 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         phases = ("expand", "compact") if kernel.data_driven else ("topo",)
         check_covers(counters, [(level, phase) for level in range(frontiers.depth) for phase in phases], every=False)
         measured = MeasuredLaunches(counters, counters_reference if warm_l2 else None)
+    check_simulation_fits(f"opm {kernel.label} on {graph.name}", graph, frontiers, expansion, profile, warm_l2,
+                          TRACE_REUSE_BYTES)
     layout = layout_for(graph.n, graph.m)
     l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors) if warm_l2 else None
     mode = "warm" if warm_l2 else "simulation"

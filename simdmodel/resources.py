@@ -38,7 +38,8 @@ def graph_bytes(vertices: int, entries: int) -> int:
     return BYTES_PER_VERTEX * (int(vertices) + 1) + BYTES_PER_ENTRY * int(entries)
 
 
-def _size(nbytes: float) -> str:
+def format_bytes(nbytes: float) -> str:
+    """`nbytes` in B, KB, MB, GB or TB (powers of 1000), as the memory errors print it."""
     for unit in ("B", "KB", "MB", "GB", "TB"):
         if nbytes < 1000 or unit == "TB":
             return f"{nbytes:.1f} {unit}" if unit != "B" else f"{int(nbytes)} B"
@@ -51,5 +52,5 @@ def check_graph_fits(what: str, vertices: int, entries: int) -> None:
     needed = graph_bytes(vertices, entries)
     available = available_bytes()
     if available is not None and needed > available:
-        raise InputError(f"{what}: {vertices:,} vertices and {entries:,} edge entries need about {_size(needed)} "
-                         f"of memory, but {_size(available)} is available")
+        raise InputError(f"{what}: {vertices:,} vertices and {entries:,} edge entries need about {format_bytes(needed)} "
+                         f"of memory, but {format_bytes(available)} is available")

@@ -103,6 +103,19 @@ def test_declared_sizes_beyond_memory_are_refused_with_the_bytes_needed(tmp_path
     assert run(capsys, "graph", "info", "rmat:scale=10")[0] == 0  # 1,024 vertices fit
 
 
+@pytest.mark.parametrize("kernel", ["topo", "sm-32"])
+def test_a_simulation_beyond_memory_is_refused_before_it_starts(tmp_path, monkeypatch, capsys, kernel):
+    monkeypatch.setattr(resources, "available_bytes", lambda: 900_000)  # the graph fits, its simulation not
+    target = tmp_path / "opm.csv"
+    code, _, err = run(capsys, "opm", "rmat:scale=10", "--kernel", kernel, "--out", str(target))
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"simdmodel: error: opm {kernel} on rmat:scale=10")
+    assert "simulating this BFS needs about" in err and err.endswith("more memory (its largest launch expands level "
+                                                                     f"{err.split('level ')[1].split(')')[0]}), "
+                                                                     "but 900.0 KB is available\n")
+    assert list(tmp_path.iterdir()) == []
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 2**31), st.integers(0, 2**40))
 def test_graph_bytes_grow_with_vertices_and_entries(vertices, entries):

@@ -15,8 +15,8 @@ from simdmodel.strategies import STRATEGIES, WARP_SIZE, Mapping, check_cta_size,
 
 from ._jobs import ANI, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobBuffer, JobTrace
 from .compact import compact_chunks_per_warp, compact_counts, compact_jobs, compact_warp_steps
-from .expand import expansion_jobs
-from .topo import topo_jobs
+from .expand import expansion_jobs, expansion_size
+from .topo import topo_jobs, topo_size
 
 DEFAULT_BLOCK = 256
 TOPO = "topo"
@@ -96,7 +96,7 @@ def check_grid(grid: int) -> int:
 
 
 __all__ = [
-    "ANI", "NF1", "ERL", "EDL", "NF2", "OP", "SERVER_FIELDS", "DEFAULT_BLOCK", "TOPO", "JobTrace", "Kernel",
-    "Launch", "check_block", "check_grid", "compact_chunks_per_warp", "compact_counts", "compact_jobs", "compact_warp_steps",
-    "expansion_jobs", "parse_kernel", "topo_jobs",
+    "ANI", "NF1", "ERL", "EDL", "NF2", "OP", "SERVER_FIELDS", "DEFAULT_BLOCK", "TOPO", "JobBuffer", "JobTrace",
+    "Kernel", "Launch", "check_block", "check_grid", "compact_chunks_per_warp", "compact_counts", "compact_jobs",
+    "compact_warp_steps", "expansion_jobs", "expansion_size", "parse_kernel", "topo_jobs", "topo_size",
 ]

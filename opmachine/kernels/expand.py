@@ -73,6 +73,25 @@ def _fill(indptr, indices, levels, stamp, level, front, unit_ptr, first_unit, un
     return unit, n_jobs, n_sectors, 0, 0
 
 
+def _block_bound(block, geometry, edges_total: int) -> tuple[int, int]:
+    """Jobs and sectors of the first block of units, scaled to the launch's edges: the bound the
+    buffers start at (enough for the whole launch when its blocks are alike)."""
+    share = max(1.0, edges_total / max(block.edges.size, 1))
+    return (int(share * (3 * block.units * geometry.unit_warps + 3 * block.steps)),
+            int(share * (INPUT_SECTORS_PER_WARP * block.units * geometry.unit_warps + 3 * block.edges.size)))
+
+
+def expansion_size(graph, front, mapping) -> tuple[int, int]:
+    """The jobs and sectors `expansion_jobs` reserves for this launch (from its first block of units)."""
+    front = np.asarray(front)
+    starts = graph.indptr[front]
+    degrees = graph.indptr[front + 1] - starts
+    unit_ptr = queue_units(front.size, mapping.geometry.unit_entries)
+    for block in schedules(mapping.spec, mapping.params, starts, degrees, unit_ptr):
+        return _block_bound(block, mapping.geometry, int(degrees.sum()))
+    return 0, 0
+
+
 def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: int,
                    buffer: JobBuffer | None = None) -> JobTrace:
     """JobTrace of the expansion of frontier `front` (level `level`) by `mapping` on `warps` launched warps.
@@ -93,10 +112,8 @@ def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: i
     base = layout.base_sector
     sized = False
     for block in schedules(mapping.spec, mapping.params, starts, degrees, unit_ptr):
-        if not sized:  # the first block's bound, scaled to the whole launch: no regrowth when it is all
-            share = max(1.0, edges_total / max(block.edges.size, 1))
-            need = (int(share * (3 * block.units * geometry.unit_warps + 3 * block.steps)),
-                    int(share * (INPUT_SECTORS_PER_WARP * block.units * geometry.unit_warps + 3 * block.edges.size)))
+        if not sized:
+            need = _block_bound(block, geometry, edges_total)
             if buffer is None:
                 buffer = JobBuffer(*need)
             else:

@@ -74,6 +74,18 @@ def _fill(indptr, indices, levels, stamp, level, warps, front, unit_ptr, unit_ch
     return chunk, n_jobs, n_sectors, 0, 0
 
 
+def topo_size(graph, front: np.ndarray) -> tuple[int, int]:
+    """The jobs and sectors `topo_jobs` reserves for the launch that expands `front` (sorted): every
+    chunk's ANI and NF1 (<= 6 sectors), per active chunk two ERL and max(degrees) steps of three jobs
+    (one lane a node). The jobs fit in it, so the buffers never regrow."""
+    chunks = -(-graph.n // 32)
+    degrees = graph.indptr[front + 1] - graph.indptr[front]
+    unit_ptr = topology_units(front)
+    units = unit_ptr.size - 1
+    steps = int(np.maximum.reduceat(degrees, unit_ptr[:-1]).sum()) if units else 0
+    return 2 * chunks + 2 * units + 3 * steps, 6 * chunks + INPUT_SECTORS_PER_WARP * units + 3 * int(degrees.sum())
+
+
 def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, warps: int,
               buffer: JobBuffer | None = None) -> JobTrace:
     """JobTrace of the topo launch that expands frontier `level` with `warps` launched warps (into
@@ -86,10 +98,7 @@ def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, 
     unit_ptr = topology_units(front)
     base = layout.base_sector
     units = unit_ptr.size - 1
-    # Every chunk's ANI and NF1 (<= 6 sectors), per active chunk two ERL and max(degrees) steps of
-    # three jobs (one lane a node): the bound the jobs fit in, so the buffers never regrow.
-    steps = int(np.maximum.reduceat(degrees, unit_ptr[:-1]).sum()) if units else 0
-    need = (2 * chunks + 2 * units + 3 * steps, 6 * chunks + INPUT_SECTORS_PER_WARP * units + 3 * int(degrees.sum()))
+    need = topo_size(graph, front)
     if buffer is None:
         buffer = JobBuffer(*need)
     else:
