@@ -8,6 +8,8 @@ import sys
 from .suites import VALIDATION_KERNELS
 
 DEFAULT_SPEC = "rmat:scale=16,ef=16,seed=1"
+REPORT_JOBS = min(os.cpu_count() or 1, 4)
+"""`report --jobs` by default: graphs gathered at once, one worker process per CPU, at most 4."""
 EXIT_USAGE = 2
 
 
@@ -185,7 +187,7 @@ def _report_parser(commands) -> None:
     report.add_argument("--measured", action="append", default=[], metavar="DIR",
                         help="also compare with this `simdmodel validate` output folder (repeatable)")
     report.add_argument("--out", default="report", metavar="DIR", help="output directory (default ./report)")
-    report.add_argument("--jobs", type=int, default=min(os.cpu_count() or 1, 4), metavar="N",
+    report.add_argument("--jobs", type=int, default=REPORT_JOBS, metavar="N",
                         help="graphs gathered at once in worker processes (default: the CPU count, at most 4; "
                         "1 = in this process)")
     _common(report)

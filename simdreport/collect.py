@@ -124,9 +124,11 @@ def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEE
     say = line or (lambda message: None)
     say("loading and lane accounting")
     loaded = graph.load()
-    info = sm.graph_info(loaded, sources=sources, seed=seed)
     chosen = tuple(int(s) for s in sm.pick_sources(loaded, sources, seed))
     analysis = sm.analyze(loaded, chosen)
+    info = sm.graph_info(loaded)  # its mean depth over these sources comes from the analysis' BFS runs
+    depths = analysis.frontier_sizes.groupby("source")["level"].max() + 1
+    info["avg_depth"] = float(np.mean([depths[s] for s in chosen]))
     lanes = _with_mapping(analysis.summary())
     per_level = _with_mapping(analysis.summary(per_level=True, per_source=False))
     best = _best(analysis.best())

@@ -24,7 +24,7 @@ from . import figures as fig
 from .collect import TOPO, GraphData, collect_graph
 from .defaults import L2_MODEL, SEED, TIME_MODEL, choose_gpu, settings_line
 from .measured import MeasuredRun, committed_runs, read_run
-from .suites import SuiteGraph, graph_slug, suite_for
+from .suites import SuiteGraph, graph_slug, size_hint, suite_for
 from .tables import report_tables
 from .workers import run_calls
 from .write import ReportTarget
@@ -191,9 +191,11 @@ def collect_suite(suite, profile, sources: int, runs, progress: bool = False, li
                 bar.update()
             return graphs
         bar.set_postfix_str(f"{min(jobs, count)} at once")
-        calls = [(_collect_one, (graph, profile, sources, runs, line, prefix))
-                 for graph, prefix in zip(suite, prefixes)]
-        graphs = run_calls(calls, min(jobs, count))
+        largest_first = sorted(range(count), key=lambda i: -size_hint(suite[i]))  # no large graph started last
+        calls = [(_collect_one, (suite[i], profile, sources, runs, line, prefixes[i])) for i in largest_first]
+        graphs = [None] * count
+        for i, data in zip(largest_first, run_calls(calls, min(jobs, count))):
+            graphs[i] = data
         bar.update(count)
         return graphs
     finally:

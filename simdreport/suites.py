@@ -14,6 +14,7 @@ six graphs of 1-2 M vertices, every modelled kernel, `VALIDATION_SOURCES` seeded
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -38,6 +39,19 @@ class SuiteGraph:
         if self.sha256 is not None:
             check_sha256(graph, self.sha256, self.spec)
         return graph
+
+
+def size_hint(graph: SuiteGraph) -> int:
+    """A graph's size before loading it, to start the largest first: a generator spec's declared edge
+    entries, a file's bytes (0 where neither is known)."""
+    from simdmodel import generators
+
+    try:
+        if generators.is_generator_spec(graph.spec):
+            return generators.declared_size(graph.spec)[1]
+        return os.path.getsize(graph.spec)
+    except (OSError, ValueError, TypeError):
+        return 0
 
 
 def check_sha256(graph, expected: str, where) -> None:
