@@ -246,7 +246,7 @@ class _Timing:
     """One profile's time for the launches of a simulated BFS: its critical-path model, the empty
     compaction its `fixed_ns` holds, its rows (and counters-mode rows)."""
 
-    def __init__(self, profile, kernel, code, time_model, layout, measured, scan_n, load, mode):
+    def __init__(self, profile, kernel, code, time_model, measured, scan_n, load, mode):
         self.profile, self.measured, self.scan_n, self.mode = profile, measured, scan_n, mode
         self.load = load
         self.critical = CriticalPathModel.from_profile(profile) if time_model == "critical" else None
@@ -421,7 +421,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     code = LaunchCode.for_kernel(kernel, profile)
     # Eq. 4 has no critical path to take the empty compaction's own time from: it keeps the one-node constant
     scan_n = graph.n if time_model == "critical" else 1
-    timings = [_Timing(p, kernel, code, time_model, layout, measured, scan_n, load, mode) for p in profiles]
+    timings = [_Timing(p, kernel, code, time_model, measured, scan_n, load, mode) for p in profiles]
     models = [timing.critical for timing in timings if timing.critical is not None]
     counter = np.zeros(layout.total_sectors if models else 1, dtype=np.int32)  # simulate_launch_loads' scratch
     levels = frontiers.levels
@@ -446,13 +446,12 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     def next_front(level: int) -> np.ndarray:
         return frontiers.frontier(level + 1) if level + 1 < frontiers.depth else frontiers.frontier(level)[:0]
 
-    spare = [JobBuffer(0, 0)]  # the buffer of the last launch's jobs, once simulated: filled again, not faulted in
+    buffer = JobBuffer(0, 0)  # each expansion's jobs, filled again launch after launch: no fresh pages to zero
 
     def produce(run: int, level: int, phase: str):
-        """A launch's jobs (None for a closed-form compaction), instruction counts (None in a prior run), and the
-        spare buffer an expansion's jobs went to, to hand back once they are simulated."""
+        """A launch's jobs (None for a closed-form compaction; an expansion's are a view of `buffer`, valid until
+        the next launch is produced) and instruction counts (None in a prior run)."""
         rehearsal = run + 1 < passes
-        buffer = None if phase == "compact" else spare.pop() if spare else JobBuffer(0, 0)
         if run and level == 0 and phase != "compact":  # between runs the level array is reset
             stamp.fill(-1)
         launch, front = launch_of(level, phase), frontiers.frontier(level)
@@ -477,7 +476,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             if rehearsal or not closed_form:
                 trace = kept.get(level, phase, rehearsal,
                                  lambda: compact_jobs(graph.n, next_front(level), launch.warps, layout))
-        return trace, instructions, buffer
+        return trace, instructions
 
     phases = ("expand", "compact") if kernel.data_driven else ("topo",)
     plan = [(run, level, phase) for run in range(passes) for level in range(frontiers.depth) for phase in phases]
@@ -487,16 +486,14 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
 
         bar = tqdm(total=frontiers.depth, desc=f"opm {kernel.label}", unit="level", leave=False)
     for run, level, phase in plan:
-        trace, instructions, buffer = produce(run, level, phase)
+        trace = None  # the last launch's view of the buffer goes before the buffer is refilled (or regrown)
+        trace, instructions = produce(run, level, phase)
         rehearsal = run + 1 < passes  # a run before the predicted one: it only leaves the L2 as it finds it
         if run and level == 0 and phase != "compact":  # the reset level array is read back: it starts in the L2
             level_sectors = np.arange(layout.sector_of("level", 0), layout.sector_of("level", max(graph.n - 1, 0)) + 1)
             l2_state.hits(np.tile(level_sectors, 2))
         if rehearsal:
             pass_through_l2(trace, l2_state)
-            del trace
-            if buffer is not None:
-                spare.append(buffer)
             continue
         launch = launch_of(level, phase)
         loads = []
@@ -519,9 +516,6 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         server_rows.extend(_server_rows(level, phase, counts))
         if bar is not None and phase == phases[-1]:
             bar.update()
-        del trace, instructions, loads
-        if buffer is not None:
-            spare.append(buffer)
     if bar is not None:
         bar.close()
     mrc = None

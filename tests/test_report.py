@@ -411,3 +411,13 @@ def test_worker_processes_give_the_same_tables_and_pass_errors_back(tmp_path, ca
                        str(tmp_path / "bad"), "--quiet")
     assert code == 2 and err == f"simdmodel: error: {broken}:4: row index '9' outside 1..3\n"
     assert not (tmp_path / "bad").exists()
+
+
+def test_size_hints_start_the_largest_graph_first(tmp_path):
+    from simdreport.suites import SuiteGraph, size_hint
+
+    graph_file = tmp_path / "g.el"
+    graph_file.write_text("0 1\n1 2\n")
+    assert size_hint(SuiteGraph("rmat:scale=10,ef=8", "r", "")) == 2 * 8 * 1024  # declared edge entries
+    assert size_hint(SuiteGraph(str(graph_file), "g", "")) == 8  # a file: its bytes
+    assert size_hint(SuiteGraph(str(tmp_path / "missing.el"), "x", "")) == 0
