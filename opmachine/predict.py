@@ -312,14 +312,14 @@ class _KeptTraces:
         self.traces: dict = {}
 
     def get(self, level: int, phase: str, rehearsal: bool, generate):
-        """The launch's trace: a kept one, else `generate()`, whose copy (`JobTrace.trimmed`: the generated
-        one may be a view of a buffer used again) is kept when a prior run made it and it fits."""
+        """The launch's trace: a kept one, else `generate()`, kept when a prior run made it and it fits (a prior
+        run's jobs go to a buffer of their own, reserved but untouched beyond them, so they cost their size)."""
         trace = self.traces.get((level, phase))
         if trace is None:
             trace = generate()
-            if rehearsal and trace.exact_nbytes <= self.left:
-                self.traces[level, phase] = trace.trimmed()
-                self.left -= trace.exact_nbytes
+            if rehearsal and trace.nbytes <= self.left:
+                self.traces[level, phase] = trace
+                self.left -= trace.nbytes
         return trace
 
 
@@ -446,12 +446,14 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     def next_front(level: int) -> np.ndarray:
         return frontiers.frontier(level + 1) if level + 1 < frontiers.depth else frontiers.frontier(level)[:0]
 
-    buffer = JobBuffer(0, 0)  # each expansion's jobs, filled again launch after launch: no fresh pages to zero
+    reused = JobBuffer(0, 0)  # the predicted run's jobs, filled again launch after launch: no fresh pages to zero
 
     def produce(run: int, level: int, phase: str):
-        """A launch's jobs (None for a closed-form compaction; an expansion's are a view of `buffer`, valid until
-        the next launch is produced) and instruction counts (None in a prior run)."""
+        """A launch's jobs (None for a closed-form compaction; an expansion's in the predicted run are a view of
+        `reused`, valid until the next launch is produced; a prior run's have a buffer of their own, as they may
+        be kept) and instruction counts (None in a prior run)."""
         rehearsal = run + 1 < passes
+        buffer = JobBuffer(0, 0) if rehearsal else reused
         if run and level == 0 and phase != "compact":  # between runs the level array is reset
             stamp.fill(-1)
         launch, front = launch_of(level, phase), frontiers.frontier(level)

@@ -37,16 +37,9 @@ class JobTrace:
         return self.server.size
 
     @property
-    def exact_nbytes(self) -> int:
-        """Bytes of the trace's own entries (the buffers its arrays may be views of can be larger)."""
+    def nbytes(self) -> int:
+        """Bytes of the trace's entries (the buffers its arrays may be views of can be larger)."""
         return self.server.nbytes + self.warp.nbytes + self.ptr.nbytes + self.sectors.nbytes
-
-    def trimmed(self) -> JobTrace:
-        """The trace with arrays of its own, exactly its size: views of a buffer are copied."""
-        def own(array):
-            return array.copy() if isinstance(array.base, np.ndarray) else array
-
-        return JobTrace(own(self.server), own(self.warp), own(self.ptr), own(self.sectors), self.warps)
 
 
 @numba.njit(cache=True, inline="always")
