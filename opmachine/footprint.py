@@ -3,7 +3,7 @@
 A BFS's launches are simulated one at a time, so beyond the graph and its BFS the simulation holds:
 per sector id of the layout a request counter (int32) and the row buffers' index (int32 per DRAM
 block); the largest launch's jobs (server int8, warp int32, sector offsets int64 per job, and
-int32 per sector) with its interleaved order (int32 per job), sized as the job generators reserve
+int32 per sector) with its interleaved jobs (`memory.interleaved_jobs`, uint64 per job), sized as the job generators reserve
 them (`kernels.expansion_size`, `kernels.topo_size`); one block of a strategy's decomposition
 (`simdmodel.strategies.BLOCK_EDGES` edges, with its steps); and, predicting with a warm L2, the
 prior run's traces kept for reuse (at most `predict.TRACE_REUSE_BYTES`). A request that cannot
@@ -21,8 +21,8 @@ from simdmodel.strategies.schedule import BLOCK_EDGES
 from .kernels import expansion_size, topo_size
 from .layout import layout_for
 
-JOB_BYTES = 1 + 4 + 8 + 4
-"""A job's server, warp and sector offset in its trace, and its place in the interleaved order."""
+JOB_BYTES = 1 + 4 + 8 + 8
+"""A job's server, warp and sector offset in its trace, and its packed entry in the interleaved order."""
 SECTOR_BYTES_IN_TRACE = 4
 BLOCK_BYTES_PER_EDGE = 8 + 3 * 8
 """A decomposition block's edge ids and, at most one step an edge, its per-step arrays."""

@@ -32,13 +32,12 @@ _AHEAD = 16  # jobs ahead whose trace entries `_launch_pass` prefetches
 
 
 @numba.njit(cache=True)
-def interleaved_order(warp, warps):
-    """Job indices sorted by (position in its warp's job sequence, generation order): a counting sort
-    by position that recounts the positions instead of storing them (int32 indices: a launch has
-    fewer jobs than sectors, which are int32)."""
-    jobs = warp.size
+def _step_starts(warp, warps):
+    """Where each position in a warp's job sequence begins in the interleaved order (jobs at positions
+    before it come first), and a zeroed per-warp counter: the counting sort `interleaved_order` and
+    `interleaved_jobs` share, recounting positions instead of storing them."""
     seen = np.zeros(warps, dtype=np.int64)
-    for j in range(jobs):
+    for j in range(warp.size):
         seen[warp[j]] += 1
     longest = seen.max() if warps else 0
     start = np.zeros(longest + 1, dtype=np.int64)  # warps with more than s jobs, then running offsets
@@ -51,13 +50,47 @@ def interleaved_order(warp, warps):
     running = 0
     for s in range(longest + 1):
         running, start[s] = running + start[s], running
-    order = np.empty(jobs, dtype=np.int32)
-    for j in range(jobs):
+    return start, seen
+
+
+@numba.njit(cache=True)
+def interleaved_order(warp, warps):
+    """Job indices sorted by (position in its warp's job sequence, generation order) (int32: a launch
+    has fewer jobs than sectors, which are int32)."""
+    start, seen = _step_starts(warp, warps)
+    order = np.empty(warp.size, dtype=np.int32)
+    for j in range(warp.size):
         step = seen[warp[j]]
         seen[warp[j]] = step + 1
         order[start[step]] = j
         start[step] += 1
     return order
+
+
+# A job in `interleaved_jobs`: its first sector's offset, sector count, server and warp slot in one word.
+_SLOT_BITS, _SERVER_SHIFT, _COUNT_SHIFT, _START_SHIFT = 24, 24, 27, 33
+
+
+@numba.njit(cache=True)
+def interleaved_jobs(warp, server, ptr, warps, slots):
+    """The jobs in interleaved order (`interleaved_order`), each packed in one uint64: offset of its
+    first sector (31 bits: sector ids are int32), sector count (6 bits, at most 32), server (3 bits)
+    and slot `warp % slots` (24 bits). Read in order, the launch pass then fetches only its sectors
+    from all over the trace, not three more arrays."""
+    if slots >= 1 << _SLOT_BITS:
+        raise ValueError("more warp slots than a packed job holds")
+    start, seen = _step_starts(warp, warps)
+    packed = np.empty(warp.size, dtype=np.uint64)
+    for j in range(warp.size):
+        step = seen[warp[j]]
+        seen[warp[j]] = step + 1
+        count = ptr[j + 1] - ptr[j]
+        if count >= 1 << (_START_SHIFT - _COUNT_SHIFT):
+            raise ValueError("a job of more sectors than a packed job holds")
+        packed[start[step]] = ((np.uint64(ptr[j]) << np.uint64(_START_SHIFT)) | (np.uint64(count) << np.uint64(_COUNT_SHIFT))
+                               | (np.uint64(server[j]) << np.uint64(_SERVER_SHIFT)) | np.uint64(warp[j] % slots))
+        start[step] += 1
+    return packed
 
 
 @numba.njit(cache=True)
@@ -128,14 +161,14 @@ def simulate_launch_outcomes(trace, layout, profile, l2_model: str = "lru", l2_s
 
 
 @numba.njit(cache=True, _nrt=False)
-def _launch_pass(order, server, warp, ptr, sectors, slots, latency, sector_shift, block_shift, l2_constants, valid,
+def _launch_pass(packed, server, warp, ptr, sectors, slots, latency, sector_shift, block_shift, l2_constants, valid,
                  tags, recency, rows, counter, counts, jobs, by_outcome, waiting, waited, hot):
     """`simulate_launch_outcomes` and `critical._slot_loads` (for each of the latency tables
-    `latency`, models x 3 x 33) in one pass over the interleaved stream, adding into the zeroed
-    outputs. Each sector goes through the L2 (`setassoc.small_access`) and, on a miss, the row
-    buffers (`lru_list.lru_access`, emptied at the end) as it is read; nothing per sector is
-    stored. The hottest sector is the first in the stream to reach the most requests, as in
-    `_slot_loads`; `counter` (zero, one per sector id; used only with latency tables) is zero
+    `latency`, models x 3 x 33) in one pass over the interleaved jobs (`interleaved_jobs`), adding
+    into the zeroed outputs. Each sector goes through the L2 (`setassoc.small_access`) and, on a
+    miss, the row buffers (`lru_list.lru_access`, emptied at the end) as it is read; nothing per
+    sector is stored. The hottest sector is the first in the stream to reach the most requests, as
+    in `_slot_loads`; `counter` (zero, one per sector id; used only with latency tables) is zero
     again on return."""
     shift_u, sector_mask, reciprocal, sets_u, lru_shift = l2_constants
     node_of, blocks, newer, older, meta = rows
@@ -144,19 +177,17 @@ def _launch_pass(order, server, warp, ptr, sectors, slots, latency, sector_shift
     previous_line = np.uint64(0xFFFFFFFFFFFFFFFF)
     previous_slot = np.uint64(0)
     hottest, most = -1, 0
-    jobs_total = order.size
+    jobs_total = packed.size
     for i in range(jobs_total):
-        if i + 2 * _AHEAD < jobs_total:  # jobs come from all over the trace: fetch ahead what they will read
-            ahead = order[i + 2 * _AHEAD]
-            _prefetch(ptr, ahead)
-            _prefetch(warp, ahead)
-            _prefetch(server, ahead)
-        if i + _AHEAD < jobs_total:
-            _prefetch(sectors, ptr[order[i + _AHEAD]])
-        j = order[i]
-        slot = warp[j] % slots
+        if i + _AHEAD < jobs_total:  # the jobs' sectors come from all over the trace: fetch ahead
+            _prefetch(sectors, packed[i + _AHEAD] >> np.uint64(_START_SHIFT))
+        job = packed[i]
+        first = np.int64(job >> np.uint64(_START_SHIFT))
+        n = np.int64((job >> np.uint64(_COUNT_SHIFT)) & np.uint64(63))
+        s = np.int64((job >> np.uint64(_SERVER_SHIFT)) & np.uint64(7))
+        slot = np.int64(job & np.uint64((1 << _SLOT_BITS) - 1))
         k0 = k1 = k2 = 0
-        for p in range(ptr[j], ptr[j + 1]):
+        for p in range(first, first + n):
             sector = sectors[p]
             hit, _, previous_line, previous_slot = small_access(sector, shift_u, sector_mask, reciprocal, sets_u,
                                                                  lru_shift, valid, tags, recency, previous_line,
@@ -171,8 +202,6 @@ def _launch_pass(order, server, warp, ptr, sectors, slots, latency, sector_shift
                 counter[sector] += 1
                 if counter[sector] > most:
                     most, hottest = counter[sector], sector
-        n = k0 + k1 + k2
-        s = server[j]
         counts[s, 0] += 1
         counts[s, 1] += n
         counts[s, 2] += k0
@@ -204,17 +233,18 @@ def _launch_pass(order, server, warp, ptr, sectors, slots, latency, sector_shift
 
 
 @numba.njit(cache=True, _nrt=False)
-def _l2_pass(order, ptr, sectors, l2_constants, valid, tags, recency):
-    """The interleaved stream of a launch through the L2 state only (`_launch_pass` without counts)."""
+def _l2_pass(packed, sectors, l2_constants, valid, tags, recency):
+    """The interleaved jobs of a launch through the L2 state only (`_launch_pass` without counts)."""
     shift_u, sector_mask, reciprocal, sets_u, lru_shift = l2_constants
     previous_line = np.uint64(0xFFFFFFFFFFFFFFFF)
     previous_slot = np.uint64(0)
-    jobs_total = order.size
+    jobs_total = packed.size
     for i in range(jobs_total):
         if i + _AHEAD < jobs_total:
-            _prefetch(ptr, order[i + _AHEAD])
-        j = order[i]
-        for p in range(ptr[j], ptr[j + 1]):
+            _prefetch(sectors, packed[i + _AHEAD] >> np.uint64(_START_SHIFT))
+        first = np.int64(packed[i] >> np.uint64(_START_SHIFT))
+        n = np.int64((packed[i] >> np.uint64(_COUNT_SHIFT)) & np.uint64(63))
+        for p in range(first, first + n):
             _, _, previous_line, previous_slot = small_access(sectors[p], shift_u, sector_mask, reciprocal, sets_u,
                                                                lru_shift, valid, tags, recency, previous_line,
                                                                previous_slot)
@@ -226,7 +256,7 @@ def pass_through_l2(trace, l2_state: SetAssocState) -> None:
     if not l2_state.small:
         l2_state.hits(_stream(interleaved_order(trace.warp, trace.warps), trace.server, trace.ptr, trace.sectors)[0])
         return
-    _l2_pass(interleaved_order(trace.warp, trace.warps), trace.ptr, trace.sectors,
+    _l2_pass(interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, 1), trace.sectors,
              small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order)
 
 
@@ -256,8 +286,8 @@ def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2
     waiting, waited = np.zeros((len(models), 3, slots)), np.zeros((len(models), 3, slots))
     if counter is None:
         counter = np.zeros(layout.total_sectors if models else 1, dtype=np.int32)
-    _launch_pass(interleaved_order(trace.warp, trace.warps), trace.server, trace.warp, trace.ptr, trace.sectors,
-                 slots, latency, l2_state.shift, sectors_per_block.bit_length() - 1,
+    _launch_pass(interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots), trace.server, trace.warp,
+                 trace.ptr, trace.sectors, slots, latency, l2_state.shift, sectors_per_block.bit_length() - 1,
                  small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order,
                  rows.arrays, counter, counts, jobs, by_outcome, waiting, waited, hot)
     return counts, None, [(jobs, by_outcome, waiting[m], waited[m], hot) for m in range(len(models))]

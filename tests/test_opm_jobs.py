@@ -18,7 +18,7 @@ from opmachine.kernels import (Kernel, compact_chunks_per_warp, compact_counts, 
 from opmachine.kernels._jobs import push_job
 from opmachine.kernels._sort32 import sort32
 from opmachine.layout import ELEMENTS_PER_SECTOR, layout_for
-from opmachine.memory import interleaved_order
+from opmachine.memory import interleaved_jobs, interleaved_order
 from simdmodel.errors import InputError
 from simdmodel.frontier import bfs
 from simdmodel.graph import EdgeList, csr_from_edges
@@ -196,6 +196,18 @@ def test_interleaved_order_sorts_by_step_then_generation(warps_of_jobs):
         keys.append((seen[w], j))
         seen[w] += 1
     assert order == [j for _, j in sorted(keys)]
+
+
+@settings(deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 5), st.integers(0, 32)), max_size=60),
+       st.integers(1, 7))
+def test_interleaved_jobs_pack_each_job_of_the_interleaved_order(jobs, slots):
+    warp = np.array([w for w, _, _ in jobs], dtype=np.int32)
+    server = np.array([s for _, s, _ in jobs], dtype=np.int8)
+    ptr = np.concatenate(([0], np.cumsum([n for _, _, n in jobs]))).astype(np.int64)
+    packed = interleaved_jobs(warp, server, ptr, 7, slots)
+    expected = [(int(ptr[j]), jobs[j][2], jobs[j][1], jobs[j][0] % slots) for j in interleaved_order(warp, 7)]
+    assert [(int(p >> 33), int(p >> 27) & 63, int(p >> 24) & 7, int(p) & (2**24 - 1)) for p in packed] == expected
 
 
 @numba.njit
