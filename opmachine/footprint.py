@@ -3,8 +3,9 @@
 A BFS's launches are simulated one at a time, so beyond the graph and its BFS the simulation holds:
 per sector id of the layout a request counter (int32) and the row buffers' index (int32 per DRAM
 block); the largest launch's jobs (server int8, warp int32, sector offsets int64 per job, and
-int32 per sector) with its interleaved jobs (`memory.interleaved_jobs`, uint64 per job), sized as the job generators reserve
-them (`kernels.expansion_size`, `kernels.topo_size`); one block of a strategy's decomposition
+int32 per sector) with their interleaved order (`memory.interleaved_jobs`, uint64 per job), sized
+as the job generators reserve them (`kernels.expansion_size`, `kernels.topo_size`); one block of
+a strategy's decomposition
 (`simdmodel.strategies.BLOCK_EDGES` edges, with its steps); and, predicting with a warm L2, the
 prior run's traces kept for reuse (at most `predict.TRACE_REUSE_BYTES`). A request that cannot
 fit gets one line with both sizes before any launch is simulated, instead of being killed by the
