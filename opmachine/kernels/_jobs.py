@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from ..cache.stack import _prefetch
 from ..layout import ELEMENTS_PER_SECTOR
 from ._sort32 import LANES, sort32
 
@@ -169,6 +170,20 @@ def expand_edges(edges, first, count, indices, levels, stamp, level, dst, stores
     for i in range(stored):
         stamp[stores[i]] = level
     return stored
+
+
+STEPS_AHEAD = 4
+"""Warp steps ahead whose destinations' `level` and `stamp` entries are prefetched (`prefetch_step`)."""
+
+
+@numba.njit(cache=True, inline="always")
+def prefetch_step(edges, first, end, indices, levels, stamp):
+    """Ask for the `level` and `stamp` entries the lanes of a later step will test (random over the
+    vertices, so a step waits on them otherwise; no effect on results)."""
+    for e in range(first, end):
+        d = indices[edges[e]]
+        _prefetch(levels, d)
+        _prefetch(stamp, d)
 
 
 @numba.njit(cache=True, inline="always")

@@ -18,7 +18,8 @@ import numpy as np
 from simdmodel.errors import InputError
 from simdmodel.strategies import queue_units, schedules
 
-from ._jobs import JobBuffer, JobTrace, fits, generate, inner_iteration, input_jobs, lane_buffers
+from ._jobs import (STEPS_AHEAD, JobBuffer, JobTrace, fits, generate, inner_iteration, input_jobs, lane_buffers,
+                    prefetch_step)
 
 INPUT_SECTORS_PER_WARP = 72  # ANI: <= 5 queue sectors of 32 entries; ERL: <= 2 x 32 row_start sectors
 
@@ -64,6 +65,8 @@ def _fill(indptr, indices, levels, stamp, level, front, unit_ptr, first_unit, un
             n_jobs, n_sectors = input_jobs(first_warp + j, front, lo + a, lo + b, b_queue, b_row, elements, keys,
                                            job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
         for s in range(s0, s1):
+            if s + STEPS_AHEAD < s1:
+                prefetch_step(edges, step_end[s + STEPS_AHEAD - 1], step_end[s + STEPS_AHEAD], indices, levels, stamp)
             e0 = step_end[s - 1] if s > 0 else 0
             lanes = step_end[s] - e0
             n_jobs, n_sectors = inner_iteration(first_warp + step_warp[s] % unit_warps, edges, e0, lanes,

@@ -18,7 +18,8 @@ import numpy as np
 from simdmodel.strategies import schedules
 from simdmodel.topology import THREAD_PER_NODE, topology_units
 
-from ._jobs import ANI, ERL, NF1, JobBuffer, JobTrace, fits, generate, inner_iteration, lane_buffers, push_job
+from ._jobs import (ANI, ERL, NF1, STEPS_AHEAD, JobBuffer, JobTrace, fits, generate, inner_iteration, lane_buffers,
+                    prefetch_step, push_job)
 from .expand import INPUT_SECTORS_PER_WARP, unit_steps
 
 
@@ -65,6 +66,9 @@ def _fill(indptr, indices, levels, stamp, level, warps, front, unit_ptr, unit_ch
             n_jobs, n_sectors = push_job(ERL, warp, elements, 0, count, b_row, keys, job_server, job_warp, job_ptr,
                                          sectors, n_jobs, n_sectors)
             for s in range(s0, s1):
+                if s + STEPS_AHEAD < s1:
+                    prefetch_step(edges, step_end[s + STEPS_AHEAD - 1], step_end[s + STEPS_AHEAD], indices, levels,
+                                  stamp)
                 e0 = step_end[s - 1] if s > 0 else 0
                 n_jobs, n_sectors = inner_iteration(warp, edges, e0, step_end[s] - e0, indices, levels,
                                                     stamp, level, b_edge, b_level, dst, stores, keys, job_server,
