@@ -59,19 +59,24 @@ def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, s
     """
     S = params[0]
     groups = WARP_SIZE // S
+    alive = np.empty(WARP_SIZE, dtype=np.int64)  # the unit's vertices with edges left, in lane order
     s = 0
     e = 0
     for u in range(unit_ptr.size - 1):
         lo = unit_ptr[u]
         hi = unit_ptr[u + 1]
         rounds = 0
+        count = 0
         for i in range(lo, hi):
             rounds = max(rounds, (degrees[i] + S - 1) // S)
+            alive[count] = i
+            count += 1
         for it in range(rounds):
             ua = 0
-            ur = S * (groups - (hi - lo))
             begin = it * S
-            for i in range(lo, hi):
+            left = 0
+            for a in range(count):  # a hub's unit runs long after its other vertices are done: skip them
+                i = alive[a]
                 d = degrees[i]
                 if begin < d:
                     take = min(S, d - begin)
@@ -79,8 +84,10 @@ def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, s
                         edges[e] = starts[i] + begin + k
                         e += 1
                     ua += S - take
-                else:
-                    ur += S
+                    alive[left] = i
+                    left += 1
+            count = left
+            ur = S * (groups - count)  # groups without a vertex or whose vertex is done
             step_warp[s] = u
             step_end[s] = e
             step_ua[s] = ua
