@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from .instructions import CLASSES, arch_of, hop_cycles
+from .instructions import arch_of, hop_cycles
 from .kernels import OP
 
 HOT = "L2S"
@@ -128,11 +128,10 @@ def slot_instructions(instructions, warps: int, physical_warps: int, model: Crit
     """Per slot (as `slot_loads`): warp instructions, instruction-path ns and shared accesses of one launch
     from its `instructions.WarpInstructions` (launched warp w on slot w mod slots)."""
     slots = min(physical_warps, max(warps, 1))
-    slot = np.arange(instructions.by_class.shape[0]) % slots
-    count = instructions.by_class.sum(axis=1)
-    shared = instructions.by_class[:, CLASSES.index("shared_ld")] + instructions.by_class[:, CLASSES.index("shared_st")]
+    slot = np.arange(instructions.trips.shape[1]) % slots
     path = (instructions.stall_cycles + instructions.waits @ np.asarray(model.wait_cycles)) * model.cycle_ns
-    return tuple(np.bincount(slot, weights=values, minlength=slots) for values in (count, path, shared))
+    return tuple(np.bincount(slot, weights=values, minlength=slots)
+                 for values in (instructions.per_warp, path, instructions.shared_per_warp))
 
 
 @numba.njit(cache=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import block_events
-from .code import WAITS, KernelCode, kernel_code, warp_instructions
+from .code import WAITS, KernelCode, kernel_code, trip_matrix, warp_instructions
 from .listing import CLASSES, Listing, instruction_class, load_listing, parse_listing
 from .trips import (compact_trips, expansion_lanes, expansion_trips, group_lanes, segment_lanes, steps_per_warp,
                     topo_lanes, topo_trips)
@@ -22,7 +22,7 @@ from .trips import (compact_trips, expansion_lanes, expansion_trips, group_lanes
 __all__ = ["CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of", "compact_trips",
            "expansion_lanes", "expansion_trips", "group_lanes", "has_listing", "hop_cycles", "instruction_class",
            "kernel_code", "listing_name", "load_listing", "parse_listing", "segment_lanes", "steps_per_warp",
-           "topo_lanes", "topo_trips", "warp_instructions"]
+           "topo_lanes", "topo_trips", "trip_matrix", "warp_instructions"]
 
 
 def has_listing(kernel: str, arch: str) -> bool:
@@ -65,15 +65,42 @@ def listing_name(mapping) -> str:
 
 @dataclass(frozen=True)
 class WarpInstructions:
-    """One launch per launched warp: instructions by class (warps x CLASSES), stall cycles, waits (warps x WAITS)."""
+    """One launch per launched warp, from its trips through the kernel's code (`code.trip_matrix`). Each
+    figure is computed when first asked for: the per-class table (warps x CLASSES) is the costly one,
+    and the time model needs only each warp's total, shared accesses, stall cycles and waits. The
+    counts are whole numbers, so any order of summing gives the same floats."""
 
-    by_class: np.ndarray
-    stall_cycles: np.ndarray
-    waits: np.ndarray
+    trips: np.ndarray  # events x warps
+    code: KernelCode
+
+    @functools.cached_property
+    def by_class(self) -> np.ndarray:
+        """Warps x CLASSES."""
+        return self.trips.T @ self.code.counts
+
+    @functools.cached_property
+    def stall_cycles(self) -> np.ndarray:
+        return self.trips.T @ self.code.stall_cycles
+
+    @functools.cached_property
+    def waits(self) -> np.ndarray:
+        """Warps x WAITS."""
+        return self.trips.T @ self.code.waits
+
+    @functools.cached_property
+    def per_warp(self) -> np.ndarray:
+        """Warp instructions of each warp, all classes."""
+        return self.trips.T @ self.code.counts.sum(axis=1)
+
+    @functools.cached_property
+    def shared_per_warp(self) -> np.ndarray:
+        """Shared-memory loads and stores of each warp."""
+        counts = self.code.counts
+        return self.trips.T @ (counts[:, CLASSES.index("shared_ld")] + counts[:, CLASSES.index("shared_st")])
 
     def totals(self) -> dict:
         """The launch's `inst_executed`, `shared_ld_inst`, `shared_st_inst` (ncu's names, minus the prefix)."""
-        total = self.by_class.sum(axis=0)
+        total = self.trips.sum(axis=1) @ self.code.counts
         return {"inst_executed": float(total.sum()), "shared_ld_inst": float(total[CLASSES.index("shared_ld")]),
                 "shared_st_inst": float(total[CLASSES.index("shared_st")])}
 
@@ -103,12 +130,12 @@ class LaunchCode:
 
     def topo(self, trace, lanes: dict | None = None) -> WarpInstructions:
         """`lanes`: the launch's `trips.topo_lanes` (None: no divergence counted)."""
-        return WarpInstructions(*warp_instructions(self.main, {**topo_trips(trace), **(lanes or {})}))
+        return WarpInstructions(trip_matrix(self.main, {**topo_trips(trace), **(lanes or {})}), self.main)
 
     def expansion(self, trace, geometry, front_size: int, lanes: dict | None = None) -> WarpInstructions:
         """`lanes`: the launch's `trips.expansion_lanes` (None: no divergence counted)."""
         trips = expansion_trips(trace, geometry, front_size)
-        return WarpInstructions(*warp_instructions(self.main, {**trips, **(lanes or {})}))
+        return WarpInstructions(trip_matrix(self.main, {**trips, **(lanes or {})}), self.main)
 
     @property
     def diverges(self) -> bool:
@@ -117,4 +144,4 @@ class LaunchCode:
 
     def compaction(self, steps, stores, block: int) -> WarpInstructions:
         """From each warp's steps and stores (`kernels.compact_warp_steps`)."""
-        return WarpInstructions(*warp_instructions(self.compact, compact_trips(steps, stores, block)))
+        return WarpInstructions(trip_matrix(self.compact, compact_trips(steps, stores, block)), self.compact)

@@ -158,15 +158,20 @@ def kernel_code(kernel: str, arch: str) -> KernelCode:
     return code_from_listing(load_listing(kernel, arch), arch)
 
 
-def warp_instructions(code: KernelCode, trips: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per launched warp: instructions by class (warps x CLASSES), stall cycles and waits (warps x WAITS),
-    from `trips` (event -> trips per warp, one array per event of `code`; an event of `code.fallbacks`
-    it lacks runs its stand-in's trips)."""
+def trip_matrix(code: KernelCode, trips: dict) -> np.ndarray:
+    """Events x warps: the trips of each of `code.events` per launched warp, from `trips` (event -> trips
+    per warp; an event of `code.fallbacks` it lacks runs its stand-in's trips)."""
     trips = {**{e: trips[f] for e, f in code.fallbacks if e not in trips and f in trips}, **trips}
     missing = [e for e in code.events if e not in trips and e not in DIVERGENCE]
     if missing:
         raise KeyError(f"{code.kernel}: no trip counts for event(s) {', '.join(missing)}")
     warps = len(next(iter(trips.values())))
-    matrix = np.vstack([np.asarray(trips[e], dtype=np.float64) if e in trips else np.zeros(warps)
-                        for e in code.events])  # events x warps
+    return np.vstack([np.asarray(trips[e], dtype=np.float64) if e in trips else np.zeros(warps)
+                      for e in code.events])
+
+
+def warp_instructions(code: KernelCode, trips: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per launched warp: instructions by class (warps x CLASSES), stall cycles and waits (warps x WAITS)
+    (see `trip_matrix`)."""
+    matrix = trip_matrix(code, trips)
     return matrix.T @ code.counts, matrix.T @ code.stall_cycles, matrix.T @ code.waits
