@@ -142,20 +142,12 @@ def test_stack_distances_match_naive(trace):
         naive_stack_distances(ids).tolist()
 
 
-@settings(max_examples=100, deadline=None)
-@given(traces, st.integers(1, 64))
-def test_lru_hits_match_ordered_dict(trace, capacity):
+@pytest.mark.parametrize("hits", [lru_hits, lru_list_hits], ids=["stack distances", "recency list"])
+@settings(max_examples=120, deadline=None)
+@given(trace=traces, capacity=st.integers(1, 64))
+def test_lru_hits_match_ordered_dict(hits, trace, capacity):
     universe, ids = trace
-    assert lru_hits(np.array(ids, dtype=np.int64), universe, capacity).tolist() == \
-        naive_lru_hits(ids, capacity).tolist()
-
-
-@settings(max_examples=150, deadline=None)
-@given(traces, st.integers(1, 64))
-def test_lru_list_hits_match_ordered_dict(trace, capacity):
-    universe, ids = trace
-    assert lru_list_hits(np.array(ids, dtype=np.int64), universe, capacity).tolist() == \
-        naive_lru_hits(ids, capacity).tolist()
+    assert hits(np.array(ids, dtype=np.int64), universe, capacity).tolist() == naive_lru_hits(ids, capacity).tolist()
 
 
 def test_lru_list_by_hand_and_refuses_no_capacity():
