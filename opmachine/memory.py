@@ -55,10 +55,9 @@ def _step_starts(warp, warps):
 
 @numba.njit(cache=True)
 def interleaved_order(warp, warps):
-    """Job indices sorted by (position in its warp's job sequence, generation order) (int32: a launch
-    has fewer jobs than sectors, which are int32)."""
+    """Job indices sorted by (position in its warp's job sequence, generation order)."""
     start, seen = _step_starts(warp, warps)
-    order = np.empty(warp.size, dtype=np.int32)
+    order = np.empty(warp.size, dtype=np.int64)
     for j in range(warp.size):
         step = seen[warp[j]]
         seen[warp[j]] = step + 1
@@ -67,18 +66,18 @@ def interleaved_order(warp, warps):
     return order
 
 
-# A job in `interleaved_jobs`: its first sector's offset, sector count, server and warp slot in one word.
-_SLOT_BITS, _SERVER_SHIFT, _COUNT_SHIFT, _START_SHIFT = 24, 24, 27, 33
+# A job in `interleaved_jobs`, one word: warp slot (bits 0-19), server (20-22), sector count (23-28) and
+# the offset of its first sector in the trace (29-63).
+_SLOT_BITS, _SERVER_SHIFT, _COUNT_SHIFT, _START_SHIFT = 20, 20, 23, 29
 
 
 @numba.njit(cache=True)
 def interleaved_jobs(warp, server, ptr, warps, slots):
-    """The jobs in interleaved order (`interleaved_order`), each packed in one uint64: offset of its
-    first sector (31 bits: sector ids are int32), sector count (6 bits, at most 32), server (3 bits)
-    and slot `warp % slots` (24 bits). Read in order, the launch pass then fetches only its sectors
-    from all over the trace, not three more arrays."""
-    if slots >= 1 << _SLOT_BITS:
-        raise ValueError("more warp slots than a packed job holds")
+    """The jobs in interleaved order (`interleaved_order`), each packed in one uint64: slot `warp %
+    slots`, server, sector count (at most 32) and first sector's offset. Read in order, the launch
+    pass then fetches only its sectors from all over the trace, not three more arrays."""
+    if slots >= 1 << _SLOT_BITS or (ptr.size and ptr[-1] >= 1 << (64 - _START_SHIFT)):
+        raise ValueError("more warp slots or sectors than a packed job holds")
     start, seen = _step_starts(warp, warps)
     packed = np.empty(warp.size, dtype=np.uint64)
     for j in range(warp.size):

@@ -207,7 +207,7 @@ def test_interleaved_jobs_pack_each_job_of_the_interleaved_order(jobs, slots):
     ptr = np.concatenate(([0], np.cumsum([n for _, _, n in jobs]))).astype(np.int64)
     packed = interleaved_jobs(warp, server, ptr, 7, slots)
     expected = [(int(ptr[j]), jobs[j][2], jobs[j][1], jobs[j][0] % slots) for j in interleaved_order(warp, 7)]
-    assert [(int(p >> 33), int(p >> 27) & 63, int(p >> 24) & 7, int(p) & (2**24 - 1)) for p in packed] == expected
+    assert [(int(p >> 29), int(p >> 23) & 63, int(p >> 20) & 7, int(p) & (2**20 - 1)) for p in packed] == expected
 
 
 @numba.njit
