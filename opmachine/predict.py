@@ -204,7 +204,8 @@ def memory_prediction(jobs: float, l2_hits: float, row_hits: float, row_misses: 
 
 
 def _w_max(per_warp: np.ndarray, physical_warps: int) -> int:
-    """Most jobs on one physical warp; launched warps beyond the GPU's slots run in later waves."""
+    """Most jobs on one physical warp; launched warps beyond the GPU's slots run in later waves.
+    `per_warp`: jobs per launched warp, or per slot already (at most `physical_warps` entries)."""
     slots = np.bincount(np.arange(per_warp.size) % physical_warps, weights=per_warp)
     return int(slots.max())
 
@@ -504,7 +505,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         else:
             counts, misses_at, loads = simulate_launch_loads(trace, layout, profile, l2_model, l2_state, models,
                                                              counter)
-            per_warp = jobs_per_warp(trace)
+            per_warp = loads[0][0] if loads else jobs_per_warp(trace)  # the pass's jobs per slot serve as well
             if misses_at is not None and phase != "compact":  # the miss-ratio curve is the expansions'
                 mrc_misses += misses_at
                 accesses += int(counts[:, 1].sum())
