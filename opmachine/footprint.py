@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from simdmodel.errors import InputError
 from simdmodel import resources
+from simdmodel.errors import InputError
 from simdmodel.strategies.schedule import BLOCK_EDGES
 
 from .kernels import expansion_size, topo_size
@@ -61,5 +61,6 @@ def check_simulation_fits(what: str, graph, frontiers, expansion, profile, warm_
         return
     needed, level = simulation_bytes(graph, frontiers, expansion, profile, warm_l2, trace_budget)
     if needed > available:
-        raise InputError(f"{what}: simulating this BFS needs about {resources.format_bytes(needed)} more memory (its largest "
-                         f"launch expands level {level}), but {resources.format_bytes(available)} is available")
+        raise InputError(f"{what}: simulating this BFS needs about {resources.format_bytes(needed)} more memory "
+                         f"(its largest launch expands level {level}), but {resources.format_bytes(available)} "
+                         "is available")

@@ -86,7 +86,8 @@ def interleaved_jobs(warp, server, ptr, warps, slots):
         count = ptr[j + 1] - ptr[j]
         if count >= 1 << (_START_SHIFT - _COUNT_SHIFT):
             raise ValueError("a job of more sectors than a packed job holds")
-        packed[start[step]] = ((np.uint64(ptr[j]) << np.uint64(_START_SHIFT)) | (np.uint64(count) << np.uint64(_COUNT_SHIFT))
+        packed[start[step]] = ((np.uint64(ptr[j]) << np.uint64(_START_SHIFT))
+                               | (np.uint64(count) << np.uint64(_COUNT_SHIFT))
                                | (np.uint64(server[j]) << np.uint64(_SERVER_SHIFT)) | np.uint64(warp[j] % slots))
         start[step] += 1
     return packed

@@ -52,5 +52,5 @@ def check_graph_fits(what: str, vertices: int, entries: int) -> None:
     needed = graph_bytes(vertices, entries)
     available = available_bytes()
     if available is not None and needed > available:
-        raise InputError(f"{what}: {vertices:,} vertices and {entries:,} edge entries need about {format_bytes(needed)} "
-                         f"of memory, but {format_bytes(available)} is available")
+        raise InputError(f"{what}: {vertices:,} vertices and {entries:,} edge entries need about "
+                         f"{format_bytes(needed)} of memory, but {format_bytes(available)} is available")
