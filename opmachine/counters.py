@@ -199,7 +199,7 @@ def scale_slots(loads, path, targets: dict, one_sector_ns: np.ndarray):
     """The critical-path model's per-slot counts of one launch scaled to `targets`
     (`MeasuredLaunches.targets`): returns (jobs, sectors, latency, hot) and the instruction triple
     (count, path, shared), or None for `path` when it is None. `loads` is
-    `critical.slot_loads_by_class`; `one_sector_ns` the one-sector latency per outcome."""
+    `memory.slot_loads_by_class`; `one_sector_ns` the one-sector latency per outcome."""
     jobs, sectors, simulated_waiting, simulated_waited, hot = loads
     f_jobs = _ratio(targets["jobs"], jobs.sum())
     share = jobs / jobs.sum() if jobs.sum() > 0 else np.full(jobs.size, 1.0 / max(jobs.size, 1))

@@ -41,7 +41,6 @@ import numba
 import numpy as np
 
 from .instructions import arch_of, hop_cycles
-from .kernels import OP
 
 HOT = "L2S"
 ISSUE = "ISSUE"
@@ -125,7 +124,7 @@ def _chase_issue_ns(profile, instruction: dict) -> float:
 
 
 def slot_instructions(instructions, warps: int, physical_warps: int, model: CriticalPathModel):
-    """Per slot (as `slot_loads`): warp instructions, instruction-path ns and shared accesses of one launch
+    """Per slot (as `memory.slot_loads`): warp instructions, instruction-path ns and shared accesses of one launch
     from its `instructions.WarpInstructions` (launched warp w on slot w mod slots)."""
     slots = min(physical_warps, max(warps, 1))
     slot = np.arange(instructions.trips.shape[1]) % slots
@@ -134,75 +133,9 @@ def slot_instructions(instructions, warps: int, physical_warps: int, model: Crit
                  for values in (instructions.per_warp, path, instructions.shared_per_warp))
 
 
-@numba.njit(cache=True)
-def _slot_loads(order, ptr, server, warp, outcome, stream, slots, latency_ns, counter):
-    """Per slot: jobs, sectors per outcome, jobs and summed load latency per slowest outcome (the
-    class a load waits for; stores wait for none), requests to the hottest sector.
-
-    `counter` (int32, one per sector id, all zero) counts requests per sector and is zero again
-    on return."""
-    jobs = np.zeros(slots, dtype=np.float64)
-    sectors = np.zeros((3, slots), dtype=np.float64)
-    waiting = np.zeros((3, slots), dtype=np.float64)
-    waited = np.zeros((3, slots), dtype=np.float64)
-    hot = np.zeros(slots, dtype=np.float64)
-    hottest, most = -1, 0
-    for s in stream:
-        counter[s] += 1
-        if counter[s] > most:
-            most, hottest = counter[s], s
-    for s in stream:
-        counter[s] = 0
-    pos = 0
-    for j in order:
-        slot = warp[j] % slots
-        n = ptr[j + 1] - ptr[j]
-        k0 = k1 = k2 = 0
-        for p in range(pos, pos + n):
-            o = outcome[p]
-            if o == 0:
-                k0 += 1
-            elif o == 1:
-                k1 += 1
-            else:
-                k2 += 1
-            if stream[p] == hottest:
-                hot[slot] += 1
-        pos += n
-        jobs[slot] += 1
-        sectors[0, slot] += k0
-        sectors[1, slot] += k1
-        sectors[2, slot] += k2
-        if server[j] != OP and n > 0:
-            worst, slowest = 0.0, 0
-            for o, k in ((0, k0), (1, k1), (2, k2)):
-                if k > 0:
-                    wait = latency_ns[o, min(k, latency_ns.shape[1] - 1)]
-                    if wait >= worst:
-                        worst, slowest = wait, o
-            waiting[slowest, slot] += 1
-            waited[slowest, slot] += worst
-    return jobs, sectors, waiting, waited, hot
-
-
-def slot_loads_by_class(trace, outcomes, physical_warps: int, model: CriticalPathModel, counter):
-    """`_slot_loads` of one launch from its `memory.simulate_launch_outcomes` outcomes:
-    (jobs, sectors, waiting, waited, hot), the waits split by the outcome each load waits for."""
-    order, stream, outcome = outcomes
-    slots = min(physical_warps, max(trace.warps, 1))
-    return _slot_loads(order, trace.ptr, trace.server, trace.warp, outcome, stream, slots, model.latency_ns,
-                       counter)
-
-
-def slot_loads(trace, outcomes, physical_warps: int, model: CriticalPathModel, counter):
-    """Per slot of one launch: jobs, sectors per outcome, summed load latency, hot-sector requests."""
-    jobs, sectors, _, waited, hot = slot_loads_by_class(trace, outcomes, physical_warps, model, counter)
-    return jobs, sectors, waited.sum(axis=0), hot
-
-
 def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructions=None) -> tuple[float, str]:
-    """Time (ns) of one launch from its slots' loads (`slot_loads`) and, optionally, their instructions
-    (`slot_instructions`), and its bottleneck."""
+    """Time (ns) of one launch from its slots' loads (`memory.slot_loads`) and, optionally, their
+    instructions (`slot_instructions`), and its bottleneck."""
     jobs = np.asarray(jobs, dtype=np.float64)
     if not (jobs > 0).any():
         return 0.0, "none"

@@ -20,7 +20,6 @@ from simdmodel.errors import InputError
 from simdmodel.strategies.schedule import BLOCK_EDGES
 
 from .kernels import expansion_size, topo_size
-from .layout import layout_for
 
 JOB_BYTES = 1 + 4 + 8 + 8
 """A job's server, warp and sector offset in its trace, and its packed entry in the interleaved order."""
@@ -33,10 +32,11 @@ def launch_bytes(jobs: int, sectors: int) -> int:
     return JOB_BYTES * int(jobs) + SECTOR_BYTES_IN_TRACE * int(sectors)
 
 
-def simulation_bytes(graph, frontiers, expansion, profile, warm_l2: bool, trace_budget: int) -> tuple[int, int]:
+def simulation_bytes(graph, layout, frontiers, expansion, profile, warm_l2: bool,
+                     trace_budget: int) -> tuple[int, int]:
     """(bytes, level): memory the simulation of this BFS allocates beyond the graph and its frontiers,
-    and the level of its largest launch. `expansion`: the data-driven kernel's mapping (None: topo)."""
-    layout = layout_for(graph.n, graph.m)
+    and the level of its largest launch. `layout`: the graph's (`layout.layout_for`); `expansion`: the
+    data-driven kernel's mapping (None: topo)."""
     blocks = layout.total_sectors // max(profile.dram_block_bytes // 32, 1) + 1
     fixed = 4 * layout.total_sectors + 4 * blocks + 4 * graph.n  # request counter, row-buffer index, stamps
     sizes = []
@@ -54,12 +54,13 @@ def simulation_bytes(graph, frontiers, expansion, profile, warm_l2: bool, trace_
     return fixed + largest_launch + kept + block, level
 
 
-def check_simulation_fits(what: str, graph, frontiers, expansion, profile, warm_l2: bool, trace_budget: int) -> None:
+def check_simulation_fits(what: str, graph, layout, frontiers, expansion, profile, warm_l2: bool,
+                          trace_budget: int) -> None:
     """InputError naming `what` unless `simulation_bytes` fits in the memory available now."""
     available = resources.available_bytes()
     if available is None:
         return
-    needed, level = simulation_bytes(graph, frontiers, expansion, profile, warm_l2, trace_budget)
+    needed, level = simulation_bytes(graph, layout, frontiers, expansion, profile, warm_l2, trace_budget)
     if needed > available:
         raise InputError(f"{what}: simulating this BFS needs about {resources.format_bytes(needed)} more memory "
                          f"(its largest launch expands level {level}), but {resources.format_bytes(available)} "

@@ -19,8 +19,8 @@ import numpy as np
 from .cache import SetAssocGeometry, SetAssocState, lru_hits, miss_ratio_curve, setassoc_hits, stack_distances
 from .cache.lru_list import LruList, lru_access, lru_clear
 from .cache.setassoc import small_access, small_constants
-from .cache.stack import _prefetch
-from .critical import _MAX_SECTORS, slot_loads_by_class
+from .cache.stack import prefetch
+from .critical import _MAX_SECTORS
 from .kernels import OP, SERVER_FIELDS
 from .layout import SECTOR_BYTES
 
@@ -71,25 +71,45 @@ def interleaved_order(warp, warps):
 _SLOT_BITS, _SERVER_SHIFT, _COUNT_SHIFT, _START_SHIFT = 20, 20, 23, 29
 
 
-@numba.njit(cache=True)
-def interleaved_jobs(warp, server, ptr, warps, slots):
-    """The jobs in interleaved order (`interleaved_order`), each packed in one uint64: slot `warp %
-    slots`, server, sector count (at most 32) and first sector's offset. Read in order, the launch
-    pass then fetches only its sectors from all over the trace, not three more arrays."""
+@numba.njit(cache=True, inline="always")
+def _pack(j, server, warp, ptr, slots):
+    count = ptr[j + 1] - ptr[j]
+    if count >= 1 << (_START_SHIFT - _COUNT_SHIFT):
+        raise ValueError("a job of more sectors than a packed job holds")
+    return ((np.uint64(ptr[j]) << np.uint64(_START_SHIFT)) | (np.uint64(count) << np.uint64(_COUNT_SHIFT))
+            | (np.uint64(server[j]) << np.uint64(_SERVER_SHIFT)) | np.uint64(warp[j] % slots))
+
+
+def _check_packable(ptr, slots):
     if slots >= 1 << _SLOT_BITS or (ptr.size and ptr[-1] >= 1 << (64 - _START_SHIFT)):
         raise ValueError("more warp slots or sectors than a packed job holds")
+
+
+@numba.njit(cache=True)
+def _interleaved_jobs(warp, server, ptr, warps, slots):
     start, seen = _step_starts(warp, warps)
     packed = np.empty(warp.size, dtype=np.uint64)
     for j in range(warp.size):
         step = seen[warp[j]]
         seen[warp[j]] = step + 1
-        count = ptr[j + 1] - ptr[j]
-        if count >= 1 << (_START_SHIFT - _COUNT_SHIFT):
-            raise ValueError("a job of more sectors than a packed job holds")
-        packed[start[step]] = ((np.uint64(ptr[j]) << np.uint64(_START_SHIFT))
-                               | (np.uint64(count) << np.uint64(_COUNT_SHIFT))
-                               | (np.uint64(server[j]) << np.uint64(_SERVER_SHIFT)) | np.uint64(warp[j] % slots))
+        packed[start[step]] = _pack(j, server, warp, ptr, slots)
         start[step] += 1
+    return packed
+
+
+def interleaved_jobs(warp, server, ptr, warps: int, slots: int) -> np.ndarray:
+    """The jobs in interleaved order (`interleaved_order`), each packed in one uint64: slot `warp %
+    slots`, server, sector count (at most 32) and first sector's offset. Read in order, the launch
+    pass then fetches only its sectors from all over the trace, not three more arrays."""
+    _check_packable(ptr, slots)
+    return _interleaved_jobs(warp, server, ptr, warps, slots)
+
+
+@numba.njit(cache=True)
+def _packed_in_order(order, server, warp, ptr, slots):
+    packed = np.empty(order.size, dtype=np.uint64)
+    for i in range(order.size):
+        packed[i] = _pack(order[i], server, warp, ptr, slots)
     return packed
 
 
@@ -122,17 +142,17 @@ def simulate_launch(trace, layout, profile, l2_model: str = "lru", l2_state: Set
     """Per-server counts (6 x SERVER_FIELDS, int64) of one launch, and the launch's misses at
     each MRC capacity (LRU model only, else None). With `l2_state` (set-associative model) the
     launch starts from, and leaves its lines in, that cache instead of an empty one."""
-    counts, misses_at, _ = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
+    counts, misses_at, _ = simulate_launch_loads(trace, layout, profile, l2_model, l2_state)
     return counts, misses_at
 
 
-def simulate_launch_outcomes(trace, layout, profile, l2_model: str = "lru", l2_state: SetAssocState | None = None):
-    """`simulate_launch`'s counts and misses, and each sector's outcome in the interleaved stream:
-    `(order, stream, outcome)`: the job order of the stream, its sectors, and per sector 0 (L2 hit),
-    1 (row-buffer hit) or 2 (row-buffer miss), as the critical-path time (`opmachine.critical`)
-    needs them."""
+def stream_outcomes(trace, layout, profile, l2_model: str = "lru", l2_state: SetAssocState | None = None):
+    """Each sector's outcome in the launch's interleaved stream, the stream simulated whole (the LRU model's
+    stack distances, or any set-associative geometry): `(order, stream, outcome)`, the job order of the
+    stream, its sectors, and per sector 0 (L2 hit), 1 (row-buffer hit) or 2 (row-buffer miss); and the
+    misses at each MRC capacity (LRU model only, else None)."""
     order = interleaved_order(trace.warp, trace.warps)
-    stream, servers = _stream(order, trace.server, trace.ptr, trace.sectors)
+    stream, _ = _stream(order, trace.server, trace.ptr, trace.sectors)
     misses_at = None
     if l2_model == "lru":
         distances = stack_distances(stream, layout.total_sectors)
@@ -144,43 +164,39 @@ def simulate_launch_outcomes(trace, layout, profile, l2_model: str = "lru", l2_s
     else:
         hit, _ = setassoc_hits(stream, l2_geometry(profile))
     sectors_per_block = profile.dram_block_bytes // SECTOR_BYTES
-    miss_blocks = stream[~hit] // sectors_per_block
-    miss_servers = servers[~hit]
-    row_hit = lru_hits(miss_blocks, layout.total_sectors // sectors_per_block + 1, profile.row_buffers)
-    counts = np.zeros((6, len(SERVER_FIELDS)), dtype=np.int64)
-    counts[:, 0] = np.bincount(trace.server, minlength=6)
-    counts[:, 1] = np.bincount(servers, minlength=6)
-    counts[:, 2] = np.bincount(servers[hit], minlength=6)
-    counts[:, 3] = np.bincount(miss_servers, minlength=6)
-    counts[:, 4] = np.bincount(miss_servers[row_hit], minlength=6)
-    counts[:, 5] = counts[:, 3] - counts[:, 4]
+    row_hit = lru_hits(stream[~hit] // sectors_per_block, layout.total_sectors // sectors_per_block + 1,
+                       profile.row_buffers)
     outcome = np.zeros(stream.size, dtype=np.int8)
-    missed = np.flatnonzero(~hit)
-    outcome[missed] = np.where(row_hit, 1, 2)
-    return counts, misses_at, (order, stream, outcome)
+    outcome[np.flatnonzero(~hit)] = np.where(row_hit, 1, 2)
+    return (order, stream, outcome), misses_at
 
 
 @numba.njit(cache=True, _nrt=False)
-def _launch_pass(packed, server, warp, ptr, sectors, slots, latency, sector_shift, block_shift, l2_constants, valid,
-                 tags, recency, rows, counter, counts, jobs, by_outcome, waiting, waited, hot):
-    """`simulate_launch_outcomes` and `critical._slot_loads` (for each of the latency tables
-    `latency`, models x 3 x 33) in one pass over the interleaved jobs (`interleaved_jobs`), adding
-    into the zeroed outputs. Each sector goes through the L2 (`setassoc.small_access`) and, on a
-    miss, the row buffers (`lru_list.lru_access`, emptied at the end) as it is read; nothing per
-    sector is stored. The hottest sector is the first in the stream to reach the most requests, as
-    in `_slot_loads`; `counter` (zero, one per sector id; used only with latency tables) is zero
-    again on return."""
+def _launch_pass(packed, server, warp, ptr, sectors, slots, latency, outcome, block_shift, l2_constants, valid, tags,
+                 recency, rows, counter, counts, jobs, by_outcome, waiting, waited, hot):
+    """One pass over the interleaved jobs (`interleaved_jobs`) that adds into the zeroed outputs each
+    job's per-server counts and, for each of the latency tables `latency` (models x 3 x 33), its warp
+    slot's loads (jobs, sectors per outcome, jobs and summed latency by the slowest outcome a load
+    waits for; stores wait for none) and the requests to the hottest sector.
+
+    A sector's outcome is `outcome[k]` for the k-th sector of the stream when given (`stream_outcomes`);
+    else it goes through the L2 (`setassoc.small_access`) and, on a miss, the row buffers
+    (`lru_list.lru_access`, emptied at the end) as it is read, and nothing per sector is stored. The
+    hottest sector is the first in the stream to reach the most requests; `counter` (zero, one per
+    sector id; used only with latency tables) is zero again on return."""
     shift_u, sector_mask, reciprocal, sets_u, lru_shift = l2_constants
     node_of, blocks, newer, older, meta = rows
+    given = outcome.size > 0
     models = latency.shape[0]
     widest = latency.shape[2] - 1
     previous_line = np.uint64(0xFFFFFFFFFFFFFFFF)
     previous_slot = np.uint64(0)
     hottest, most = -1, 0
+    position = 0
     jobs_total = packed.size
     for i in range(jobs_total):
         if i + _AHEAD < jobs_total:  # the jobs' sectors come from all over the trace: fetch ahead
-            _prefetch(sectors, packed[i + _AHEAD] >> np.uint64(_START_SHIFT))
+            prefetch(sectors, packed[i + _AHEAD] >> np.uint64(_START_SHIFT))
         job = packed[i]
         first = np.int64(job >> np.uint64(_START_SHIFT))
         n = np.int64((job >> np.uint64(_COUNT_SHIFT)) & np.uint64(63))
@@ -189,12 +205,17 @@ def _launch_pass(packed, server, warp, ptr, sectors, slots, latency, sector_shif
         k0 = k1 = k2 = 0
         for p in range(first, first + n):
             sector = sectors[p]
-            hit, _, previous_line, previous_slot = small_access(sector, shift_u, sector_mask, reciprocal, sets_u,
-                                                                 lru_shift, valid, tags, recency, previous_line,
-                                                                 previous_slot)
-            if hit:
+            if given:
+                o = outcome[position]
+                position += 1
+            else:
+                hit, _, previous_line, previous_slot = small_access(sector, shift_u, sector_mask, reciprocal, sets_u,
+                                                                     lru_shift, valid, tags, recency, previous_line,
+                                                                     previous_slot)
+                o = 0 if hit else 1 if lru_access(sector >> block_shift, node_of, blocks, newer, older, meta) else 2
+            if o == 0:
                 k0 += 1
-            elif lru_access(sector >> block_shift, node_of, blocks, newer, older, meta):
+            elif o == 1:
                 k1 += 1
             else:
                 k2 += 1
@@ -241,7 +262,7 @@ def _l2_pass(packed, sectors, l2_constants, valid, tags, recency):
     jobs_total = packed.size
     for i in range(jobs_total):
         if i + _AHEAD < jobs_total:
-            _prefetch(sectors, packed[i + _AHEAD] >> np.uint64(_START_SHIFT))
+            prefetch(sectors, packed[i + _AHEAD] >> np.uint64(_START_SHIFT))
         first = np.int64(packed[i] >> np.uint64(_START_SHIFT))
         n = np.int64((packed[i] >> np.uint64(_COUNT_SHIFT)) & np.uint64(63))
         for p in range(first, first + n):
@@ -260,34 +281,74 @@ def pass_through_l2(trace, l2_state: SetAssocState) -> None:
              small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order)
 
 
-def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2_state: SetAssocState | None = None,
-                          models=(), counter=None):
-    """`simulate_launch`'s counts and misses, and for each critical-path model in `models` the per-slot
-    loads `critical.slot_loads_by_class` gives: (jobs, sectors, waiting, waited, hot).
+_NO_L2 = (np.uint64(0),) * 5, np.zeros(0, np.uint8), np.zeros(0, np.int16), np.zeros(0, np.uint64)
 
-    With the set-associative L2 (a cold one when `l2_state` is None) this is one fused pass that
-    stores nothing per sector (`_launch_pass`), else the stream is simulated and then counted.
-    `counter`: zeros, one int32 per sector id of the layout (needed with `models`)."""
-    slots = min(profile.physical_warps, max(trace.warps, 1))
-    if l2_model == "setassoc" and l2_state is None:
-        l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors)
-    if l2_model != "setassoc" or not l2_state.small:
-        counts, misses_at, outcomes = simulate_launch_outcomes(trace, layout, profile, l2_model, l2_state)
-        return counts, misses_at, [slot_loads_by_class(trace, outcomes, profile.physical_warps, model, counter)
-                                   for model in models]
-    sectors_per_block = profile.dram_block_bytes // SECTOR_BYTES
-    if sectors_per_block & (sectors_per_block - 1):
-        raise ValueError(f"a DRAM block of {profile.dram_block_bytes} B is not a power of two of sectors")
-    rows = LruList(layout.total_sectors // sectors_per_block + 1, profile.row_buffers)
+
+def _count(trace, packed, slots: int, models, counter, outcome, block_shift: int, l2, rows):
+    """`_launch_pass` into fresh outputs: (counts, per model (jobs, sectors, waiting, waited, hot))."""
     latency = np.array([model.latency_ns for model in models]).reshape(len(models), 3, _LATENCY_SECTORS)
     counts = np.zeros((6, len(SERVER_FIELDS)), dtype=np.int64)
     jobs, hot = np.zeros(slots), np.zeros(slots)
     by_outcome = np.zeros((3, slots))
     waiting, waited = np.zeros((len(models), 3, slots)), np.zeros((len(models), 3, slots))
-    if counter is None:
-        counter = np.zeros(layout.total_sectors if models else 1, dtype=np.int32)
-    _launch_pass(interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots), trace.server, trace.warp,
-                 trace.ptr, trace.sectors, slots, latency, l2_state.shift, sectors_per_block.bit_length() - 1,
-                 small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order,
+    _launch_pass(packed, trace.server, trace.warp, trace.ptr, trace.sectors, slots, latency, outcome, block_shift, *l2,
                  rows.arrays, counter, counts, jobs, by_outcome, waiting, waited, hot)
-    return counts, None, [(jobs, by_outcome, waiting[m], waited[m], hot) for m in range(len(models))]
+    return counts, [(jobs, by_outcome, waiting[m], waited[m], hot) for m in range(len(models))]
+
+
+class LaunchScratch:
+    """What a launch pass uses and hands back as it found it, kept from launch to launch so that no launch
+    allocates and clears it again: the request counter (zero, one int32 per sector id) and the row
+    buffers (`LruList`, emptied at the end of every pass)."""
+
+    def __init__(self, layout, profile):
+        self.counter = np.zeros(layout.total_sectors, dtype=np.int32)
+        self.rows = LruList(layout.total_sectors // (profile.dram_block_bytes // SECTOR_BYTES) + 1,
+                            profile.row_buffers)
+
+
+def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2_state: SetAssocState | None = None,
+                          models=(), scratch: LaunchScratch | None = None):
+    """`simulate_launch`'s counts and misses, and for each critical-path model in `models` the per-slot
+    loads of `slot_loads_by_class`: (jobs, sectors, waiting, waited, hot).
+
+    With the set-associative L2 of the GPU kind (a cold one when `l2_state` is None) one pass takes each
+    sector through the L2 and row buffers as it counts it (`_launch_pass`); with the LRU model or another
+    geometry the stream is simulated whole first (`stream_outcomes`). `scratch`: the prediction's, else
+    a new one."""
+    slots = min(profile.physical_warps, max(trace.warps, 1))
+    scratch = scratch if scratch is not None else LaunchScratch(layout, profile)
+    if l2_model == "setassoc" and l2_state is None:
+        l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors)
+    if l2_model != "setassoc" or not l2_state.small:
+        (order, _, outcome), misses_at = stream_outcomes(trace, layout, profile, l2_model, l2_state)
+        _check_packable(trace.ptr, slots)
+        packed = _packed_in_order(order, trace.server, trace.warp, trace.ptr, slots)
+        counts, loads = _count(trace, packed, slots, models, scratch.counter, outcome, 0, _NO_L2, LruList(1, 1))
+        return counts, misses_at, loads
+    sectors_per_block = profile.dram_block_bytes // SECTOR_BYTES
+    if sectors_per_block & (sectors_per_block - 1):
+        raise ValueError(f"a DRAM block of {profile.dram_block_bytes} B is not a power of two of sectors")
+    l2 = (small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order)
+    counts, loads = _count(trace, interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots), slots,
+                           models, scratch.counter, np.zeros(0, dtype=np.int8), sectors_per_block.bit_length() - 1,
+                           l2, scratch.rows)
+    return counts, None, loads
+
+
+def slot_loads_by_class(trace, outcomes, physical_warps: int, model, counter):
+    """Per slot of one launch, from its stream's outcomes (`stream_outcomes`: the job order, the stream, each
+    sector's outcome): (jobs, sectors per outcome, waiting, waited, hot), the loads' jobs and summed latency
+    split by the outcome each waits for. `counter`: zeros, one int32 per sector id (`LaunchScratch`)."""
+    order, _, outcome = outcomes
+    slots = min(physical_warps, max(trace.warps, 1))
+    _check_packable(trace.ptr, slots)
+    packed = _packed_in_order(np.asarray(order, dtype=np.int64), trace.server, trace.warp, trace.ptr, slots)
+    return _count(trace, packed, slots, [model], counter, np.asarray(outcome, dtype=np.int8), 0, _NO_L2,
+                  LruList(1, 1))[1][0]
+
+
+def slot_loads(trace, outcomes, physical_warps: int, model, counter):
+    """Per slot of one launch: jobs, sectors per outcome, summed load latency, hot-sector requests."""
+    jobs, sectors, _, waited, hot = slot_loads_by_class(trace, outcomes, physical_warps, model, counter)
+    return jobs, sectors, waited.sum(axis=0), hot

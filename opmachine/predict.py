@@ -31,7 +31,7 @@ from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, compact_counts, 
                       expansion_jobs, topo_jobs)
 from .layout import layout_for
 from .machine import OperatorMachine, Server
-from .memory import (L2_MODELS, MRC_CAPACITIES_BYTES, jobs_per_warp, l2_geometry, pass_through_l2,
+from .memory import (L2_MODELS, MRC_CAPACITIES_BYTES, LaunchScratch, jobs_per_warp, l2_geometry, pass_through_l2,
                      simulate_launch_loads)
 
 MEMORY_MACHINE = OperatorMachine(
@@ -414,9 +414,9 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         phases = ("expand", "compact") if kernel.data_driven else ("topo",)
         check_covers(counters, [(level, phase) for level in range(frontiers.depth) for phase in phases], every=False)
         measured = MeasuredLaunches(counters, counters_reference if warm_l2 else None)
-    check_simulation_fits(f"opm {kernel.label} on {graph.name}", graph, frontiers, expansion, profile, warm_l2,
-                          TRACE_REUSE_BYTES)
     layout = layout_for(graph.n, graph.m)
+    check_simulation_fits(f"opm {kernel.label} on {graph.name}", graph, layout, frontiers, expansion, profile, warm_l2,
+                          TRACE_REUSE_BYTES)
     l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors) if warm_l2 else None
     mode = "warm" if warm_l2 else "simulation"
     code = LaunchCode.for_kernel(kernel, profile)
@@ -424,7 +424,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     scan_n = graph.n if time_model == "critical" else 1
     timings = [_Timing(p, kernel, code, time_model, measured, scan_n, load, mode) for p in profiles]
     models = [timing.critical for timing in timings if timing.critical is not None]
-    counter = np.zeros(layout.total_sectors if models else 1, dtype=np.int32)  # simulate_launch_loads' scratch
+    scratch = LaunchScratch(layout, profile)
     levels = frontiers.levels
     degrees = graph.degrees()
     stamp = np.full(graph.n, -1, dtype=np.int32)
@@ -450,9 +450,9 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     reused = JobBuffer(0, 0)  # the predicted run's jobs, filled again launch after launch: no fresh pages to zero
 
     def produce(run: int, level: int, phase: str):
-        """A launch's jobs (None for a closed-form compaction; an expansion's in the predicted run are a view of
-        `reused`, valid until the next launch is produced; a prior run's have a buffer of their own, as they may
-        be kept) and instruction counts (None in a prior run)."""
+        """A launch, its jobs (None for a closed-form compaction; an expansion's in the predicted run are a view
+        of `reused`, valid until the next launch is produced; a prior run's have a buffer of their own, as they
+        may be kept) and instruction counts (None in a prior run)."""
         rehearsal = run + 1 < passes
         buffer = JobBuffer(0, 0) if rehearsal else reused
         if run and level == 0 and phase != "compact":  # between runs the level array is reset
@@ -479,7 +479,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             if rehearsal or not closed_form:
                 trace = kept.get(level, phase, rehearsal,
                                  lambda: compact_jobs(graph.n, next_front(level), launch.warps, layout))
-        return trace, instructions
+        return launch, trace, instructions
 
     phases = ("expand", "compact") if kernel.data_driven else ("topo",)
     plan = [(run, level, phase) for run in range(passes) for level in range(frontiers.depth) for phase in phases]
@@ -490,7 +490,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         bar = tqdm(total=frontiers.depth, desc=f"opm {kernel.label}", unit="level", leave=False)
     for run, level, phase in plan:
         trace = None  # the last launch's view of the buffer goes before the buffer is refilled (or regrown)
-        trace, instructions = produce(run, level, phase)
+        launch, trace, instructions = produce(run, level, phase)
         rehearsal = run + 1 < passes  # a run before the predicted one: it only leaves the L2 as it finds it
         if run and level == 0 and phase != "compact":  # the reset level array is read back: it starts in the L2
             level_sectors = np.arange(layout.sector_of("level", 0), layout.sector_of("level", max(graph.n - 1, 0)) + 1)
@@ -498,13 +498,12 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         if rehearsal:
             pass_through_l2(trace, l2_state)
             continue
-        launch = launch_of(level, phase)
         loads = []
         if trace is None:
             counts, per_warp = compact_counts(graph.n, next_front(level), launch.warps, profile.dram_block_bytes)
         else:
             counts, misses_at, loads = simulate_launch_loads(trace, layout, profile, l2_model, l2_state, models,
-                                                             counter)
+                                                             scratch)
             per_warp = loads[0][0] if loads else jobs_per_warp(trace)  # the pass's jobs per slot serve as well
             if misses_at is not None and phase != "compact":  # the miss-ratio curve is the expansions'
                 mrc_misses += misses_at

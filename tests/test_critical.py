@@ -4,7 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmachine.critical import CriticalPathModel, launch_time, slot_loads
+from opmachine.critical import CriticalPathModel, launch_time
+from opmachine.memory import slot_loads
 from opmachine.instructions import hop_cycles
 from opmachine.kernels import ANI, NF1, NF2, OP, JobTrace, parse_kernel
 from opmachine.predict import fixed_ns, predict_bfs

@@ -32,7 +32,7 @@ def test_the_estimate_covers_the_largest_launch(spec, label):
             warps = expansion_launch(kernel, H100, front.size).warps
             trace = expansion_jobs(graph, frontiers.levels, stamp, level, front, expansion, layout, warps)
         largest = max(largest, launch_bytes(trace.jobs, trace.sectors.size))
-    cold, level = simulation_bytes(graph, frontiers, expansion, H100, False, 2**30)
-    warm, _ = simulation_bytes(graph, frontiers, expansion, H100, True, 2**30)
+    cold, level = simulation_bytes(graph, layout, frontiers, expansion, H100, False, 2**30)
+    warm, _ = simulation_bytes(graph, layout, frontiers, expansion, H100, True, 2**30)
     assert cold >= largest + 4 * layout.total_sectors and 0 <= level < frontiers.depth
     assert cold <= warm <= cold + 2**30  # the kept traces, within their budget

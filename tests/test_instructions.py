@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from gpu_validate.divergence_probe import case_graph
 from opmachine.critical import CriticalPathModel, launch_time
-from opmachine.instructions import (CLASSES, WAITS, group_lanes, instruction_class, kernel_code, listing_name,
-                                    load_listing, parse_listing, segment_lanes, steps_per_warp)
+from opmachine.instructions import (CLASSES, WAITS, WarpInstructions, group_lanes, instruction_class, kernel_code,
+                                    listing_name, load_listing, parse_listing, segment_lanes, steps_per_warp)
 from opmachine.instructions.blocks import ACTIVE, ENTERED, NEVER, WARP, block_events
-from opmachine.instructions.code import DIVERGENCE, code_from_listing, divergence_code, warp_instructions
+from opmachine.instructions.code import DIVERGENCE, code_from_listing, divergence_code, trip_matrix
 from opmachine.instructions.trips import EMPTY, OUT_OF_RANGE, SKIPPED, lane_divergence
 from opmachine.kernels import parse_kernel
 from opmachine.predict import predict_bfs
@@ -221,6 +221,12 @@ def test_the_round_loops_preheader_runs_in_the_steps_some_lane_enters_it(kernel,
     code = kernel_code(kernel, "sm_90")
     assert code.fallbacks == ((ENTERED, fallback),) and code.counts[code.row(ENTERED)].sum() == size
     assert not [b for b in block_events(load_listing("scan", "sm_90")) if b.event == ENTERED]  # no preheader
+
+
+def warp_instructions(code, trips):
+    """Instructions by class per warp (and the rest of `WarpInstructions`)."""
+    instructions = WarpInstructions(trip_matrix(code, trips), code)
+    return instructions.by_class, instructions.stall_cycles, instructions.waits
 
 
 def test_without_lanes_the_preheader_runs_its_stand_ins_trips():

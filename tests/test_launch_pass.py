@@ -1,6 +1,6 @@
-"""The fused launch pass (`memory.simulate_launch_loads`) against the stream it replaces: the
-interleaved sector stream through the L2 and row buffers (`simulate_launch_outcomes`), then counted
-per slot (`critical.slot_loads_by_class`). Every count and every float must be equal."""
+"""The fused launch pass (`memory.simulate_launch_loads`) against the whole stream: the interleaved
+sectors through the L2 and row buffers first (`stream_outcomes`), then counted per server (here, with
+bincounts) and per slot (`slot_loads_by_class`). Every count and every float must be equal."""
 from types import SimpleNamespace
 
 import numpy as np
@@ -9,10 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from opmachine.cache import SetAssocState
-from opmachine.critical import CriticalPathModel, slot_loads_by_class
+from opmachine.critical import CriticalPathModel
 from opmachine.kernels import OP, JobTrace, expansion_jobs, parse_kernel, topo_jobs
 from opmachine.layout import layout_for
-from opmachine.memory import l2_geometry, pass_through_l2, simulate_launch_loads, simulate_launch_outcomes
+from opmachine.memory import (LaunchScratch, l2_geometry, pass_through_l2, simulate_launch_loads, slot_loads_by_class,
+                              stream_outcomes)
 from opmachine.predict import expansion_launch
 from opmachine.profile import load_profile
 from simdmodel.algorithms import BFS
@@ -33,10 +34,23 @@ def _model(seed):
     return CriticalPathModel(("L2H", "RBH", "RBM"), np.array([0, 1, 2]), latency, np.ones(3), 0.0)
 
 
+def _server_counts(trace, outcomes):
+    """Jobs, sectors, L2 hits, DRAM sectors, row hits and misses per server, by bincounts over the stream."""
+    order, _, outcome = outcomes
+    servers = np.repeat(trace.server[order], np.diff(trace.ptr)[order]).astype(np.int64)
+    counts = np.zeros((6, 6), dtype=np.int64)
+    counts[:, 0] = np.bincount(trace.server, minlength=6)
+    counts[:, 1] = np.bincount(servers, minlength=6)
+    for column, kept in ((2, outcome == 0), (3, outcome > 0), (4, outcome == 1), (5, outcome == 2)):
+        counts[:, column] = np.bincount(servers[kept], minlength=6)
+    return counts
+
+
 def _reference(trace, layout, profile, state, models):
-    counts, _, outcomes = simulate_launch_outcomes(trace, layout, profile, "setassoc", state)
+    outcomes, _ = stream_outcomes(trace, layout, profile, "setassoc", state)
     counter = np.zeros(layout.total_sectors, dtype=np.int32)
-    return counts, [slot_loads_by_class(trace, outcomes, profile.physical_warps, m, counter) for m in models]
+    return _server_counts(trace, outcomes), [slot_loads_by_class(trace, outcomes, profile.physical_warps, m, counter)
+                                             for m in models]
 
 
 def _assert_same(fused, reference):
@@ -68,10 +82,10 @@ def test_fused_pass_equals_stream_then_slot_count(launches, sets, ways, sectors_
     chosen = [_model(seed) for seed in range(models)]
     fused_state = SetAssocState(l2_geometry(profile), 400)
     reference_state = SetAssocState(l2_geometry(profile), 400)
+    scratch = LaunchScratch(layout, profile)  # kept from launch to launch, as a prediction keeps it
     for launch in launches:  # a warm L2 carried from launch to launch; the row buffers start empty each time
         trace = _trace(launch, 12)
-        fused = simulate_launch_loads(trace, layout, profile, "setassoc", fused_state, chosen,
-                                      np.zeros(400, dtype=np.int32))
+        fused = simulate_launch_loads(trace, layout, profile, "setassoc", fused_state, chosen, scratch)
         _assert_same(fused, _reference(trace, layout, profile, reference_state, chosen))
     trace = _trace(launches[0], 12)  # and cold
     _assert_same(simulate_launch_loads(trace, layout, profile, "setassoc", None, chosen),
@@ -90,7 +104,7 @@ def test_fused_pass_equals_stream_on_bfs_launches(label):
     stamp = np.full(graph.n, -1, dtype=np.int32)
     fused_state = SetAssocState(l2_geometry(profile), layout.total_sectors)
     reference_state = SetAssocState(l2_geometry(profile), layout.total_sectors)
-    counter = np.zeros(layout.total_sectors, dtype=np.int32)
+    scratch = LaunchScratch(layout, profile)
     for level in range(frontiers.depth):
         front = frontiers.frontier(level)
         if kernel.data_driven:
@@ -99,9 +113,9 @@ def test_fused_pass_equals_stream_on_bfs_launches(label):
                                    launch.warps)
         else:
             trace = topo_jobs(graph, frontiers.levels, stamp, level, layout, profile.full_wave_grid(256) * 8)
-        fused = simulate_launch_loads(trace, layout, profile, "setassoc", fused_state, models, counter)
+        fused = simulate_launch_loads(trace, layout, profile, "setassoc", fused_state, models, scratch)
         _assert_same(fused, _reference(trace, layout, profile, reference_state, models))
-        assert not counter.any()  # the scratch counter is handed back zeroed
+        assert not scratch.counter.any()  # the scratch counter is handed back zeroed
 
 
 @settings(max_examples=100, deadline=None)

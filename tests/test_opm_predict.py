@@ -13,12 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import naive_opm
 import opmachine.predict as opm_predict
 from opmachine.counters import counted_result, read_counters, scale_slots
 from opmachine.kernels import JobTrace, compact_counts, compact_jobs, parse_kernel, topo_jobs
 from opmachine.layout import layout_for
-from opmachine.memory import interleaved_order, simulate_launch
+from opmachine.memory import simulate_launch
 from opmachine.predict import memory_prediction, predict_bfs
 from opmachine.profile import Curve, load_profile
 from simdreport.cli import main

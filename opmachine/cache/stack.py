@@ -44,7 +44,7 @@ def _popcount(typingctx, word):
 
 
 @intrinsic
-def _prefetch(typingctx, array, index):
+def prefetch(typingctx, array, index):
     """Ask the CPU to bring array[index] into cache; no effect on results."""
     if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
         return None
@@ -147,7 +147,7 @@ def _stack_distances_njit(ids, last, slots):
             block = (slot >> _BLOCK_SHIFT) - 1
             _fenwick_add(tree, block, _block_marks(words, block))
         if i + _PREFETCH_AHEAD < n:
-            _prefetch(last, ids[i + _PREFETCH_AHEAD])
+            prefetch(last, ids[i + _PREFETCH_AHEAD])
         x = ids[i]
         p = np.int64(last[x])
         if p < 0:

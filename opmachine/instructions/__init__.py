@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .blocks import block_events
-from .code import WAITS, KernelCode, kernel_code, trip_matrix, warp_instructions
+from .code import WAITS, KernelCode, kernel_code, trip_matrix
 from .listing import CLASSES, Listing, instruction_class, load_listing, parse_listing
 from .trips import (compact_trips, expansion_lanes, expansion_trips, group_lanes, segment_lanes, steps_per_warp,
                     topo_lanes, topo_trips)
@@ -22,7 +22,7 @@ from .trips import (compact_trips, expansion_lanes, expansion_trips, group_lanes
 __all__ = ["CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of", "compact_trips",
            "expansion_lanes", "expansion_trips", "group_lanes", "has_listing", "hop_cycles", "instruction_class",
            "kernel_code", "listing_name", "load_listing", "parse_listing", "segment_lanes", "steps_per_warp",
-           "topo_lanes", "topo_trips", "trip_matrix", "warp_instructions"]
+           "topo_lanes", "topo_trips", "trip_matrix"]
 
 
 def has_listing(kernel: str, arch: str) -> bool:

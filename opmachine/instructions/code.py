@@ -6,7 +6,7 @@ event of every basic block (`blocks.block_events`) and sums, per event, the bloc
 class (`listing.CLASSES`), the stall cycles the compiler scheduled after each (a lone warp's issue
 time through fixed-latency dependences) and its shared-memory loads, shuffles / votes and block
 barriers, whose latency the profile's microbenchmarks give. A launch then costs, per warp,
-sum over events of trips(event) x these rows (`warp_instructions`).
+sum over events of trips(event) x these rows (`instructions.WarpInstructions`).
 """
 from __future__ import annotations
 
@@ -168,10 +168,3 @@ def trip_matrix(code: KernelCode, trips: dict) -> np.ndarray:
     warps = len(next(iter(trips.values())))
     return np.vstack([np.asarray(trips[e], dtype=np.float64) if e in trips else np.zeros(warps)
                       for e in code.events])
-
-
-def warp_instructions(code: KernelCode, trips: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per launched warp: instructions by class (warps x CLASSES), stall cycles and waits (warps x WAITS)
-    (see `trip_matrix`)."""
-    matrix = trip_matrix(code, trips)
-    return matrix.T @ code.counts, matrix.T @ code.stall_cycles, matrix.T @ code.waits

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from ..cache.stack import _prefetch
+from ..cache.stack import prefetch
 from ..layout import ELEMENTS_PER_SECTOR
 from ._sort32 import LANES, sort32
 
@@ -182,8 +182,8 @@ def prefetch_step(edges, first, end, indices, levels, stamp):
     vertices, so a step waits on them otherwise; no effect on results)."""
     for e in range(first, end):
         d = indices[edges[e]]
-        _prefetch(levels, d)
-        _prefetch(stamp, d)
+        prefetch(levels, d)
+        prefetch(stamp, d)
 
 
 @numba.njit(cache=True, inline="always")

@@ -78,16 +78,18 @@ def _fill(indptr, indices, levels, stamp, level, warps, front, unit_ptr, unit_ch
     return chunk, n_jobs, n_sectors, 0, 0
 
 
-def topo_size(graph, front: np.ndarray) -> tuple[int, int]:
-    """The jobs and sectors `topo_jobs` reserves for the launch that expands `front` (sorted): every
-    chunk's ANI and NF1 (<= 6 sectors), per active chunk two ERL and max(degrees) steps of three jobs
-    (one lane a node). The jobs fit in it, so the buffers never regrow."""
-    chunks = -(-graph.n // 32)
-    degrees = graph.indptr[front + 1] - graph.indptr[front]
-    unit_ptr = topology_units(front)
+def _bound(chunks: int, degrees: np.ndarray, unit_ptr: np.ndarray) -> tuple[int, int]:
+    """Every chunk's ANI and NF1 (<= 6 sectors), per active chunk two ERL and max(degrees) steps of three
+    jobs (one lane a node)."""
     units = unit_ptr.size - 1
     steps = int(np.maximum.reduceat(degrees, unit_ptr[:-1]).sum()) if units else 0
     return 2 * chunks + 2 * units + 3 * steps, 6 * chunks + INPUT_SECTORS_PER_WARP * units + 3 * int(degrees.sum())
+
+
+def topo_size(graph, front: np.ndarray) -> tuple[int, int]:
+    """The jobs and sectors `topo_jobs` reserves for the launch that expands `front` (sorted): a bound
+    the jobs fit in, so the buffers never regrow."""
+    return _bound(-(-graph.n // 32), graph.indptr[front + 1] - graph.indptr[front], topology_units(front))
 
 
 def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, warps: int,
@@ -102,7 +104,7 @@ def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, 
     unit_ptr = topology_units(front)
     base = layout.base_sector
     units = unit_ptr.size - 1
-    need = topo_size(graph, front)
+    need = _bound(chunks, degrees, unit_ptr)
     if buffer is None:
         buffer = JobBuffer(*need)
     else:
