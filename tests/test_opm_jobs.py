@@ -210,6 +210,17 @@ def test_interleaved_jobs_pack_each_job_of_the_interleaved_order(jobs, slots):
     assert [(int(p >> 29), int(p >> 23) & 63, int(p >> 20) & 7, int(p) & (2**20 - 1)) for p in packed] == expected
 
 
+
+@pytest.mark.parametrize("sectors", [63, 64])
+def test_interleaved_jobs_refuse_a_job_the_count_field_cannot_hold(sectors):
+    warp, server = np.array([0, 1], dtype=np.int32), np.zeros(2, dtype=np.int8)
+    ptr = np.array([0, 1, 1 + sectors], dtype=np.int64)
+    if sectors < 64:
+        assert int(interleaved_jobs(warp, server, ptr, 2, 2)[1] >> 23) & 63 == sectors
+    else:
+        with pytest.raises(ValueError, match="more sectors than a packed job holds"):
+            interleaved_jobs(warp, server, ptr, 2, 2)
+
 @numba.njit
 def _sorted32(values):
     keys = values.copy()
