@@ -26,7 +26,7 @@ from .defaults import L2_MODEL, SEED, TIME_MODEL, choose_gpu, settings_line
 from .measured import MeasuredRun, committed_runs, read_run
 from .suites import SuiteGraph, graph_slug, size_hint, suite_for
 from .tables import report_tables
-from .workers import run_calls
+from .workers import WorkerPool, run_calls
 from .write import ReportTarget
 
 DEFAULT_SOURCES = 10
@@ -84,101 +84,119 @@ def _rows(table: pd.DataFrame, **equal) -> pd.DataFrame:
     return table[mask].reset_index(drop=True)
 
 
-def draw_figures(report: Report, profile, progress: bool = False) -> None:
-    """Draw every figure from the report's tables (so each plotted number is in tables/*.csv)."""
+def draw_figures(report: Report, profile, progress: bool = False, jobs: int = 1, pool: WorkerPool | None = None) -> None:
+    """Draw every figure from the report's tables (so each plotted number is in tables/*.csv); with
+    `jobs` > 1 the graphs' figures are drawn that many at once in worker processes (`pool`'s)."""
     tables = report.tables
-    gpu = profile.name
     drawn = {"suite": [fig.ReportFigure(
         "00-suite-degrees", "Out-degree distribution", "Out-degree per graph: whiskers at the minimum and maximum, "
         "box at the quartiles, line at the median, x at the mean (seed 000 Fig. 3).", "degrees",
         fig.render(fig.degree_figure(tables["degrees"])))]}
-    graphs = tqdm(report.graphs, desc="figures", unit="graph", disable=not progress, leave=False)
-    for index, data in enumerate(graphs, start=1):
-        label, kernel = data.label, data.kernel
-        stem = f"{index:02d}-{graph_slug(label) or 'graph'}"
-        items = []
-
-        def add(kind, title, caption, table, figure, stem=stem, items=items):
-            items.append(fig.ReportFigure(f"{stem}-{kind}", title, caption, table, fig.render(figure)))
-
-        first = data.opm_source
-        add("frontier", "Frontier sizes per level",
-            f"Vertices and edges in each BFS level's frontier from source {first}, the BFS the predictions below "
-            f"follow (seed 000 Fig. 2); the lane accounting's {len(data.sources)} sources are in the table.",
-            "frontiers", fig.frontier_figure(_rows(tables["frontiers"], graph=label, source=first), label, first))
-        ranked = _rows(tables["recommendation"], graph=label)
-        add("ranking", "Predicted BFS time per mapping",
-            f"Predicted time of a whole BFS from source {first} on {gpu} with every mapping, fastest first, and "
-            f"its ME: the pick is the fastest ({data.kernel}), whatever its lane waste.", "recommendation",
-            fig.ranking_figure(ranked, label, gpu))
-        lanes = _rows(tables["lanes"], graph=label)
-        add("lanes", "Lane use per mapping",
-            f"Share of lane slots that do useful edge work (ME) or are wasted inside a group (UA), between groups of "
-            f"a warp (UR) or idle, summed over all levels of {len(data.sources)} BFS runs (seed 000 Fig. 6).",
-            "lanes", fig.lanes_figure(lanes, label, data.best["mapping"]))
-        chosen = _me_mappings(lanes, data.best_group["mapping"])
-        per_level = _rows(tables["lanes_per_level"], graph=label)
-        per_level = per_level[per_level["mapping"].isin(chosen)]
-        per_level = per_level.sort_values(["mapping", "level"], key=lambda c: c.map(chosen.index)
-                                          if c.name == "mapping" else c, kind="stable")
-        add("me-levels", "ME per level", f"Mapping efficiency per level, over all sources, for {', '.join(chosen)}.",
-            "lanes_per_level", fig.me_levels_figure(per_level, label))
-        servers = _rows(tables["opm_servers"], graph=label, kernel=kernel)
-        phases = "expansion and compaction launches" if kernel != TOPO else "one launch per round"
-        add("jobs", "Jobs per round by server",
-            f"Warp-level memory instructions per round and operator-machine server, kernel {kernel} ({phases}; "
-            f"seed 003 Fig. 9), BFS from source {data.opm_source}.", "opm_servers",
-            fig.jobs_figure(servers, label, kernel))
-        add("visits", "Visits per job",
-            f"32-byte L2 sectors touched per warp instruction, by server and round (seed 003 Fig. 8), kernel "
-            f"{kernel}.", "opm_servers", fig.visits_figure(servers, label, kernel))
-        add("dram", "DRAM traffic and row-buffer misses by server",
-            f"Top: DRAM sectors per round that hit or miss the open row. Bottom: each server's share of the "
-            f"row-buffer misses (seed 003 Fig. 10), kernel {kernel}, {profile.name} geometry.", "opm_servers",
-            fig.dram_figure(servers, label, kernel))
-        launches = _rows(tables["opm_launches"], graph=label, kernel=kernel)
-        add("mlp", "Memory-level parallelism",
-            "Requests in flight per launch at L2 and DRAM, m = V x n with the load n = N_G / W_max (seed 003 "
-            "Fig. 11); dotted lines are compaction launches. The dashed line is the MLP that would keep DRAM at "
-            f"full bandwidth on {gpu} (bandwidth x unloaded row-miss latency / sector).", "opm_launches",
-            fig.mlp_figure(launches, label, kernel, launches["dram_saturation_mlp"].iloc[0]))
-        rounds = _rows(tables["opm_rounds"], graph=label)
-        add("time", "Predicted time per round",
-            f"Predicted time per round on {gpu} (sum of the round's launches) for the pick {kernel} and "
-            f"{data.second}; markers show the bottleneck server of the round's longest launch.",
-            "opm_rounds", fig.time_figure(rounds, label, gpu))
-        if data.measured is not None:
-            run = data.measured.run
-            measured_rounds = _rows(tables["measured_rounds"], graph=label)
-            errors = _rows(tables["measured_time_errors"], graph=label) if "measured_time_errors" in tables \
-                else pd.DataFrame()
-            add("measured-time", "Predicted vs measured time per round",
-                f"Measured on {run.device_name} ({run.folder.name}), median of repeats, against this report's "
-                f"prediction; grey band ±20% of the measurement (seed 003 Fig. 7).", "measured_rounds",
-                fig.measured_time_figure(measured_rounds, errors, label, run.device_name))
-            if "cte_model_ns" in measured_rounds.columns and measured_rounds["cte_model_ns"].notna().any():
-                add("measured-cte", "Measured vs predicted vs seed 004's CTE analysis",
-                    f"The same rounds beside seed 004's instruction-only analysis (Eqs. 4.1-4.3 as each kernel maps "
-                    f"its work; T_MAP and T_RED from the compiled kernel and the measured instruction costs of "
-                    f"{gpu}; the same per-launch constants added): what a model without memory misses.",
-                    "measured_rounds",
-                    fig.cte_time_figure(measured_rounds.dropna(subset=["cte_model_ns"]), label, run.device_name))
-            if "measured_me" in tables and len(_rows(tables["measured_me"], graph=label)):
-                add("measured-me", "Predicted vs measured ME",
-                    f"ME of every measured data-driven kernel: simdmodel's lane accounting against the lane counters "
-                    "of the instrumented GPU build (useful lanes / lane slots), over the "
-                    f"{data.measured.me['sources'].iloc[0]} "
-                    f"measured sources.", "measured_me",
-                    fig.measured_me_figure(_rows(tables["measured_me"], graph=label), label, run.device_name))
-        drawn[label] = items
+    calls = [(graph_figures, (index, data, _graph_tables(tables, data.label), profile.name))
+             for index, data in enumerate(report.graphs, start=1)]
+    if jobs > 1 and len(calls) > 1:
+        with tqdm(total=len(calls), desc="figures", unit="graph", disable=not progress, leave=False) as bar:
+            figures = run_calls(calls, jobs, pool)
+            bar.update(len(calls))
+    else:
+        figures = [function(*args) for function, args in tqdm(calls, desc="figures", unit="graph",
+                                                               disable=not progress, leave=False)]
+    for data, items in zip(report.graphs, figures):
+        drawn[data.label] = items
     report.figures = drawn
 
 
+def _graph_tables(tables: dict[str, pd.DataFrame], label: str) -> dict[str, pd.DataFrame]:
+    """Each per-graph table's rows of graph `label` (what one graph's figures read)."""
+    return {name: _rows(table, graph=label) for name, table in tables.items() if "graph" in table.columns}
+
+
+def graph_figures(index: int, data: GraphData, tables: dict[str, pd.DataFrame], gpu: str) -> list[fig.ReportFigure]:
+    """One graph's figures (`index`: its place in the report), from its rows of the report's tables."""
+    label, kernel = data.label, data.kernel
+    stem = f"{index:02d}-{graph_slug(label) or 'graph'}"
+    items = []
+
+    def add(kind, title, caption, table, figure):
+        items.append(fig.ReportFigure(f"{stem}-{kind}", title, caption, table, fig.render(figure)))
+
+    first = data.opm_source
+    add("frontier", "Frontier sizes per level",
+        f"Vertices and edges in each BFS level's frontier from source {first}, the BFS the predictions below "
+        f"follow (seed 000 Fig. 2); the lane accounting's {len(data.sources)} sources are in the table.",
+        "frontiers", fig.frontier_figure(_rows(tables["frontiers"], graph=label, source=first), label, first))
+    ranked = _rows(tables["recommendation"], graph=label)
+    add("ranking", "Predicted BFS time per mapping",
+        f"Predicted time of a whole BFS from source {first} on {gpu} with every mapping, fastest first, and "
+        f"its ME: the pick is the fastest ({data.kernel}), whatever its lane waste.", "recommendation",
+        fig.ranking_figure(ranked, label, gpu))
+    lanes = _rows(tables["lanes"], graph=label)
+    add("lanes", "Lane use per mapping",
+        f"Share of lane slots that do useful edge work (ME) or are wasted inside a group (UA), between groups of "
+        f"a warp (UR) or idle, summed over all levels of {len(data.sources)} BFS runs (seed 000 Fig. 6).",
+        "lanes", fig.lanes_figure(lanes, label, data.best["mapping"]))
+    chosen = _me_mappings(lanes, data.best_group["mapping"])
+    per_level = _rows(tables["lanes_per_level"], graph=label)
+    per_level = per_level[per_level["mapping"].isin(chosen)]
+    per_level = per_level.sort_values(["mapping", "level"], key=lambda c: c.map(chosen.index)
+                                      if c.name == "mapping" else c, kind="stable")
+    add("me-levels", "ME per level", f"Mapping efficiency per level, over all sources, for {', '.join(chosen)}.",
+        "lanes_per_level", fig.me_levels_figure(per_level, label))
+    servers = _rows(tables["opm_servers"], graph=label, kernel=kernel)
+    phases = "expansion and compaction launches" if kernel != TOPO else "one launch per round"
+    add("jobs", "Jobs per round by server",
+        f"Warp-level memory instructions per round and operator-machine server, kernel {kernel} ({phases}; "
+        f"seed 003 Fig. 9), BFS from source {data.opm_source}.", "opm_servers",
+        fig.jobs_figure(servers, label, kernel))
+    add("visits", "Visits per job",
+        f"32-byte L2 sectors touched per warp instruction, by server and round (seed 003 Fig. 8), kernel "
+        f"{kernel}.", "opm_servers", fig.visits_figure(servers, label, kernel))
+    add("dram", "DRAM traffic and row-buffer misses by server",
+        f"Top: DRAM sectors per round that hit or miss the open row. Bottom: each server's share of the "
+        f"row-buffer misses (seed 003 Fig. 10), kernel {kernel}, {gpu} geometry.", "opm_servers",
+        fig.dram_figure(servers, label, kernel))
+    launches = _rows(tables["opm_launches"], graph=label, kernel=kernel)
+    add("mlp", "Memory-level parallelism",
+        "Requests in flight per launch at L2 and DRAM, m = V x n with the load n = N_G / W_max (seed 003 "
+        "Fig. 11); dotted lines are compaction launches. The dashed line is the MLP that would keep DRAM at "
+        f"full bandwidth on {gpu} (bandwidth x unloaded row-miss latency / sector).", "opm_launches",
+        fig.mlp_figure(launches, label, kernel, launches["dram_saturation_mlp"].iloc[0]))
+    rounds = _rows(tables["opm_rounds"], graph=label)
+    add("time", "Predicted time per round",
+        f"Predicted time per round on {gpu} (sum of the round's launches) for the pick {kernel} and "
+        f"{data.second}; markers show the bottleneck server of the round's longest launch.",
+        "opm_rounds", fig.time_figure(rounds, label, gpu))
+    if data.measured is not None:
+        run = data.measured.run
+        measured_rounds = _rows(tables["measured_rounds"], graph=label)
+        errors = _rows(tables["measured_time_errors"], graph=label) if "measured_time_errors" in tables \
+            else pd.DataFrame()
+        add("measured-time", "Predicted vs measured time per round",
+            f"Measured on {run.device_name} ({run.folder.name}), median of repeats, against this report's "
+            f"prediction; grey band ±20% of the measurement (seed 003 Fig. 7).", "measured_rounds",
+            fig.measured_time_figure(measured_rounds, errors, label, run.device_name))
+        if "cte_model_ns" in measured_rounds.columns and measured_rounds["cte_model_ns"].notna().any():
+            add("measured-cte", "Measured vs predicted vs seed 004's CTE analysis",
+                f"The same rounds beside seed 004's instruction-only analysis (Eqs. 4.1-4.3 as each kernel maps "
+                f"its work; T_MAP and T_RED from the compiled kernel and the measured instruction costs of "
+                f"{gpu}; the same per-launch constants added): what a model without memory misses.",
+                "measured_rounds",
+                fig.cte_time_figure(measured_rounds.dropna(subset=["cte_model_ns"]), label, run.device_name))
+        if "measured_me" in tables and len(_rows(tables["measured_me"], graph=label)):
+            add("measured-me", "Predicted vs measured ME",
+                f"ME of every measured data-driven kernel: simdmodel's lane accounting against the lane counters "
+                "of the instrumented GPU build (useful lanes / lane slots), over the "
+                f"{data.measured.me['sources'].iloc[0]} "
+                f"measured sources.", "measured_me",
+                fig.measured_me_figure(_rows(tables["measured_me"], graph=label), label, run.device_name))
+    return items
+
+
 def collect_suite(suite, profile, sources: int, runs, progress: bool = False, line=None,
-                  jobs: int = 1) -> list[GraphData]:
+                  jobs: int = 1, pool: WorkerPool | None = None) -> list[GraphData]:
     """Every graph's numbers (`collect_graph`), in suite order. With `jobs` > 1 the graphs are
-    gathered by that many worker processes (`workers.run_calls`; each loads its own graph from its
-    spec); the numbers are the same either way."""
+    gathered by that many worker processes (`pool`'s, else their own: `workers.run_calls`; each loads
+    its own graph from its spec); the numbers are the same either way."""
     count = len(suite)
     bar = tqdm(total=count, desc="graphs", unit="graph", disable=not progress)
     prefixes = [f"[{i}/{count}] {graph.label}" for i, graph in enumerate(suite, start=1)]
@@ -194,7 +212,7 @@ def collect_suite(suite, profile, sources: int, runs, progress: bool = False, li
         largest_first = sorted(range(count), key=lambda i: -size_hint(suite[i]))  # no large graph started last
         calls = [(_collect_one, (suite[i], profile, sources, runs, line, prefixes[i])) for i in largest_first]
         graphs = [None] * count
-        for i, data in zip(largest_first, run_calls(calls, min(jobs, count))):
+        for i, data in zip(largest_first, run_calls(calls, min(jobs, count), pool)):
             graphs[i] = data
         bar.update(count)
         return graphs
@@ -232,9 +250,10 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
     profile = om.load_profile(choice.profile, kind="gpu")
     explicit = [read_run(folder) for folder in measured]
     target = ReportTarget(out)
+    pool = WorkerPool(jobs)  # one set of worker processes gathers the graphs, then draws their figures
     try:
         runs: list[MeasuredRun] = [*explicit, *committed_runs()]
-        graphs = collect_suite(suite, profile, sources, runs, progress, line, jobs)
+        graphs = collect_suite(suite, profile, sources, runs, progress, line, jobs, pool)
         used = {d.measured.run.folder for d in graphs if d.measured is not None}
         for run in explicit:
             if run.folder not in used:
@@ -251,9 +270,11 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
         report = Report(settings, graphs, report_tables(graphs, settings["saturation_mlp"]))
         if line is not None:
             line("drawing the figures")
-        draw_figures(report, profile, progress)
+        draw_figures(report, profile, progress, jobs, pool)
         target.write(report)
     except BaseException:
         target.discard()
         raise
+    finally:
+        pool.close()
     return report

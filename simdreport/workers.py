@@ -1,56 +1,134 @@
-"""Run calls in worker processes: each a fresh `python -m simdreport.workers` that reads one pickled
-call on stdin and writes its pickled outcome on stdout.
+"""Run calls in worker processes: each a `python -m simdreport.workers` that reads pickled calls on
+stdin, one after another, and writes each pickled outcome on stdout (every message a length, then
+the pickle).
 
 Plain subprocesses and pipes, not `multiprocessing`: no shared semaphores, so a worker stopped by
 Ctrl-C (it exits at once and quietly with status 130, as its parent reports the interrupt) or
 killed by its parent leaves nothing behind for a resource tracker to warn about. A worker's stderr is its
-parent's, so its progress lines show as they happen.
+parent's, so its progress lines show as they happen. A worker serves calls until its stdin closes:
+starting one (interpreter, imports, numba's cached code) costs about a second, which a report of
+many graphs would otherwise pay per graph.
 """
 from __future__ import annotations
 
 import os
 import pickle
+import queue
 import signal
+import struct
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from simdmodel.errors import InputError
 
 _RUNNING: set[subprocess.Popen] = set()
+_LENGTH = struct.Struct("<Q")
 
 
-def run_calls(calls, jobs: int):
-    """`[function(*args) for function, args in calls]`, `jobs` at a time, in worker processes.
+def _send(stream, value) -> None:
+    data = pickle.dumps(value)
+    stream.write(_LENGTH.pack(len(data)) + data)
+    stream.flush()
 
-    `function` must be importable by name (module level). An InputError in a worker is raised
-    here with its message; any other failure as a RuntimeError with the worker's last error line.
-    """
-    def one(call):
-        process = subprocess.Popen([sys.executable, "-m", "simdreport.workers"], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE)
-        _RUNNING.add(process)
+
+def _receive(stream):
+    """The next message on `stream`, or None at its end."""
+    head = stream.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        return None
+    (size,) = _LENGTH.unpack(head)
+    data = stream.read(size)
+    if len(data) < size:
+        return None
+    return pickle.loads(data)
+
+
+class WorkerPool:
+    """Up to `jobs` worker processes, started as calls need them and each kept for the next call;
+    `close` (or leaving the `with` block) ends them."""
+
+    def __init__(self, jobs: int):
+        self.jobs = max(1, jobs)
+        self._idle: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._processes: list[subprocess.Popen] = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _take(self) -> subprocess.Popen:
+        with self._lock:
+            if self._idle.empty() and len(self._processes) < self.jobs:
+                process = subprocess.Popen([sys.executable, "-m", "simdreport.workers"], stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE)
+                self._processes.append(process)
+                _RUNNING.add(process)
+                return process
+        return self._idle.get()
+
+    def call(self, function, *args):
+        """`function(*args)` in a worker. An InputError there is raised here with its message; any other
+        failure as a RuntimeError with the worker's last error line."""
+        process = self._take()
         try:
-            out, _ = process.communicate(pickle.dumps(call))
-        finally:
-            _RUNNING.discard(process)
-        if process.returncode != 0 or not out:
-            raise RuntimeError(f"a worker process stopped with status {process.returncode}")
-        kind, value = pickle.loads(out)
+            _send(process.stdin, (function, args))
+            outcome = _receive(process.stdout)
+        except (BrokenPipeError, OSError):
+            outcome = None
+        if outcome is None:  # the worker is gone: a fresh one takes its place
+            process.kill()
+            returncode = process.wait()
+            with self._lock:
+                self._processes.remove(process)
+                _RUNNING.discard(process)
+            raise RuntimeError(f"a worker process stopped with status {returncode}")
+        self._idle.put(process)
+        kind, value = outcome
         if kind == "input":
             raise InputError(value)
         if kind == "error":
             raise RuntimeError(f"a worker process failed: {value}")
         return value
 
-    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    def close(self) -> None:
+        with self._lock:
+            processes, self._processes = self._processes, []
+        for process in processes:
+            try:
+                process.stdin.close()
+            except OSError:
+                pass
+        for process in processes:
+            process.wait()
+            process.stdout.close()
+            _RUNNING.discard(process)
+
+
+def run_calls(calls, jobs: int, pool: WorkerPool | None = None):
+    """`[function(*args) for function, args in calls]`, `jobs` at a time, in worker processes (`pool`'s,
+    else a pool of its own, closed at the end).
+
+    `function` must be importable by name (module level). An InputError in a worker is raised
+    here with its message; any other failure as a RuntimeError with the worker's last error line.
+    """
+    own = pool is None
+    pool = pool if pool is not None else WorkerPool(jobs)
+    threads = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
-        return [future.result() for future in [pool.submit(one, call) for call in calls]]
+        return [future.result() for future in [threads.submit(pool.call, function, *args)
+                                               for function, args in calls]]
     except BaseException:  # Ctrl-C or a failed call: the other workers stop now
         kill_workers()
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        threads.shutdown(wait=True, cancel_futures=True)
+        if own:
+            pool.close()
 
 
 def kill_workers() -> None:
@@ -61,19 +139,21 @@ def kill_workers() -> None:
 
 
 def _serve() -> int:
-    """The worker: one call from stdin, its outcome ("ok", value), ("input", message) or ("error", text) to stdout.
-    Ctrl-C ends it at once and quietly (status 130): the parent reports the interrupt, and a
-    KeyboardInterrupt raised inside numba's boxing of a result can crash the interpreter."""
+    """The worker: calls from stdin until it closes, each outcome ("ok", value), ("input", message) or
+    ("error", text) to stdout. Ctrl-C ends it at once and quietly (status 130): the parent reports the
+    interrupt, and a KeyboardInterrupt raised inside numba's boxing of a result can crash the interpreter."""
     signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
-    function, args = pickle.loads(sys.stdin.buffer.read())
-    try:
-        outcome = ("ok", function(*args))
-    except InputError as error:
-        outcome = ("input", str(error))
-    except Exception as error:  # noqa: BLE001 (reported by the parent, which owns the terminal)
-        outcome = ("error", f"{type(error).__name__}: {error}")
-    sys.stdout.buffer.write(pickle.dumps(outcome))
-    sys.stdout.buffer.flush()
+    channel = os.fdopen(os.dup(1), "wb")  # the outcomes' own pipe; whatever a call prints goes to stderr
+    os.dup2(2, 1)
+    while (call := _receive(sys.stdin.buffer)) is not None:
+        function, args = call
+        try:
+            outcome = ("ok", function(*args))
+        except InputError as error:
+            outcome = ("input", str(error))
+        except Exception as error:  # noqa: BLE001 (reported by the parent, which owns the terminal)
+            outcome = ("error", f"{type(error).__name__}: {error}")
+        _send(channel, outcome)
     return 0
 
 

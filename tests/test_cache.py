@@ -378,3 +378,26 @@ def test_bad_ids_and_arguments():
     with pytest.raises(InputError):
         miss_ratio_curve(np.array([0, 1]), [1.5])
 
+
+
+@settings(max_examples=150, deadline=None)
+@given(geometries, st.integers(1, 300), st.data())
+def test_a_filled_state_hits_as_the_state_a_prior_stream_leaves_when_nothing_is_evicted(geometry, universe, data):
+    # a cache that holds every line of the universe never evicts: after any prior stream, a stream of
+    # sectors that stream touched hits on every access, as it does in a filled cache
+    sets, ways, sectors_per_line = geometry
+    shape = SetAssocGeometry(sets, ways, 32 * sectors_per_line, 32)
+    filled, run = SetAssocState(shape, universe), SetAssocState(shape, universe)
+    if not filled.holds_universe():
+        assert -(-universe // sectors_per_line) > sets * ways
+        with pytest.raises(ValueError, match="cannot hold every line"):
+            filled.fill()
+        return
+    prior = data.draw(st.lists(st.integers(0, universe - 1), min_size=1, max_size=200))
+    again = data.draw(st.lists(st.sampled_from(prior), max_size=200))
+    run.hits(np.array(prior, dtype=np.int64))
+    filled.fill()
+    after_prior = run.hits(np.array(again, dtype=np.int64))
+    after_fill = filled.hits(np.array(again, dtype=np.int64))
+    assert after_prior[0].all() and after_fill[0].all() and after_fill[1].all()
+    assert filled.hits(np.arange(universe, dtype=np.int64))[0].all()

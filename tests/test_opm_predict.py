@@ -17,7 +17,8 @@ import opmachine.predict as opm_predict
 from opmachine.counters import counted_result, read_counters, scale_slots
 from opmachine.kernels import JobTrace, compact_counts, compact_jobs, parse_kernel, topo_jobs
 from opmachine.layout import layout_for
-from opmachine.memory import simulate_launch
+from opmachine.cache import SetAssocState
+from opmachine.memory import l2_geometry, simulate_launch
 from opmachine.predict import memory_prediction, predict_bfs
 from opmachine.profile import Curve, load_profile
 from simdreport.cli import main
@@ -193,15 +194,31 @@ def test_the_prior_runs_traces_used_again_give_the_same_prediction(kernel):
     # no budget (all generated twice) or a budget that keeps only some, the tables are identical
     graph = load_graph("rmat:scale=11,ef=8")
     source = int(bfs(graph, 5).levels.argmax())  # a deep source: many launches
+    small = dataclasses.replace(H200, l2_bytes=64 * 1024)  # the arrays do not fit: the prior run is simulated
 
     def predict(budget):
         with mock.patch.object(opm_predict, "TRACE_REUSE_BYTES", budget):
-            return predict_bfs(graph, source, parse_kernel(kernel), H200, l2_model="setassoc", warm_l2=True).per_level
+            return predict_bfs(graph, source, parse_kernel(kernel), small, l2_model="setassoc", warm_l2=True).per_level
 
     kept = predict(2**30)
     pd.testing.assert_frame_equal(predict(0), kept)
     pd.testing.assert_frame_equal(predict(60_000), kept)
 
+
+
+@pytest.mark.parametrize("kernel", ["topo", "sm-8", "ws"])
+def test_an_l2_that_holds_every_array_gives_the_prior_runs_state_without_running_it(kernel):
+    # rmat-11's arrays fit the H200's L2: nothing is ever evicted, so the filled cache that replaces the
+    # prior run must give the very tables the simulated prior run gives
+    graph = load_graph("rmat:scale=11,ef=8")
+    source = int(bfs(graph, 5).levels.argmax())
+    assert SetAssocState(l2_geometry(H200), layout_for(graph.n, graph.m).total_sectors).holds_universe()
+    filled = predict_bfs(graph, source, parse_kernel(kernel), H200, l2_model="setassoc", warm_l2=True)
+    with mock.patch.object(SetAssocState, "holds_universe", lambda self: False):
+        simulated = predict_bfs(graph, source, parse_kernel(kernel), H200, l2_model="setassoc", warm_l2=True)
+    pd.testing.assert_frame_equal(filled.per_level, simulated.per_level)
+    pd.testing.assert_frame_equal(filled.per_server, simulated.per_server)
+    assert (filled.per_level["l2_hits"] == filled.per_level["l2_sectors"]).all()
 
 def test_a_compaction_is_charged_its_time_less_the_launch_its_constant_was_measured_on():
     # grid_scan_ns is a one-node compaction measured whole: its scan, barriers and look-back are in

@@ -277,6 +277,26 @@ class SetAssocState:
             self.stamps = np.zeros(geometry.sets * geometry.ways, dtype=np.int64)
             self.clock = np.zeros(1, dtype=np.int64)
 
+    def holds_universe(self) -> bool:
+        """Whether every line of the universe fits at once (set = line % sets, so lines 0..L-1 put at
+        most ceil(L / sets) in a set): then no set ever evicts a line."""
+        lines = -(-self.universe // self.geometry.sectors_per_line)
+        return lines <= self.geometry.sets * self.geometry.ways
+
+    def fill(self) -> None:
+        """Every line of the universe resident with every sector valid (`holds_universe` must hold): the
+        state any stream leaves for the sectors it touched, when nothing is ever evicted."""
+        if not self.holds_universe():
+            raise ValueError("the cache cannot hold every line of its universe at once")
+        g = self.geometry
+        line = np.arange(-(-self.universe // g.sectors_per_line), dtype=np.int64)
+        tag, s = np.divmod(line, g.sets)
+        slot = s * (_LANES if self.small else g.ways) + tag  # line // sets < ways: way `tag` of its set
+        self.tags[slot] = tag if self.small else line
+        self.valid[slot] = np.iinfo(self.valid.dtype).max >> (self.valid.dtype.itemsize * 8 - g.sectors_per_line)
+        if not self.small:
+            self.stamps[slot] = self.clock[0] = 1
+
     def hits(self, sector_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(sector_hit, line_hit) of `sector_ids` in access order; the cache keeps what they leave."""
         sector_ids = _as_int64(sector_ids, "sector_ids")
