@@ -101,7 +101,7 @@ def cpu_clock_ghz() -> float:
     return 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _chase_njit(next_slot, start, steps):
     """Follow `steps` pointers from `start`; returns where it ended (so the loop is not removed)."""
     p = start

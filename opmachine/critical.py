@@ -149,7 +149,7 @@ def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructi
     return float(phase_ns.sum()), str(names[int(share.argmax())])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _reverse_cumsum_at(values, by, first, extra=None):
     """cumsum(values[by][::-1])[::-1][first] (of values[by] + extra[by] when given): sums from each
     `first` index of the order `by` to its end, added from the end."""
@@ -164,7 +164,7 @@ def _reverse_cumsum_at(values, by, first, extra=None):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _stable_order(jobs):
     """The busy slots (jobs > 0) sorted stably by jobs: a counting sort when the counts are small whole
     numbers (as simulated), else a merge sort (counters mode scales them)."""
@@ -188,7 +188,7 @@ def _stable_order(jobs):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _launch_phases(jobs, sectors, latency, hot, count, path, shared, visits, peak_ns, same_ns, issue_ns, shared_ns):
     """The phases of a launch (see the module docstring): each phase's ns and bounding server (index
     into the servers, then hot sector, issue, shared memory, latency). Each sum is taken in the

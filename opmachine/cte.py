@@ -175,7 +175,7 @@ def t_cte(loads, costs: CteCosts) -> float:
 
 # The same equations per virtual warp of our kernels.
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _chunk_max(loads, size):
     """Largest load of each run of `size` consecutive tasks (the last run may be short)."""
     chunks = (loads.size + size - 1) // size
@@ -187,7 +187,7 @@ def _chunk_max(loads, size):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _cta_rounds(loads, cta):
     """Rounds of each warp of each unit of `cta` tasks striding over the unit's concatenated fine
     tasks with `cta` lanes: warp j runs ceil((E - 32j) / cta) of them (0 when E <= 32j)."""
@@ -226,7 +226,7 @@ def warp_ns_cte(loads, costs: CteCosts, cta: int = WARP_SIZE) -> np.ndarray:
     return _cta_rounds(_loads(loads), int(cta)) * (costs.t_map_ns + costs.t_red_ns * LOG2_WARP)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _slot_sums(warp_ns, warps, physical_warps, unit_warps):
     slots = warps // unit_warps
     out = np.zeros(min(warps, physical_warps), dtype=np.float64)

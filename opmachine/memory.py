@@ -31,7 +31,7 @@ _LATENCY_SECTORS = _MAX_SECTORS + 1  # a latency table's columns: 0 .. 32 sector
 _AHEAD = 16  # jobs ahead whose trace entries `_launch_pass` prefetches
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _step_starts(warp, warps):
     """Where each position in a warp's job sequence begins in the interleaved order (jobs at positions
     before it come first), and a zeroed per-warp counter: the counting sort `interleaved_order` and
@@ -53,7 +53,7 @@ def _step_starts(warp, warps):
     return start, seen
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def interleaved_order(warp, warps):
     """Job indices sorted by (position in its warp's job sequence, generation order)."""
     start, seen = _step_starts(warp, warps)
@@ -71,7 +71,7 @@ def interleaved_order(warp, warps):
 _SLOT_BITS, _SERVER_SHIFT, _COUNT_SHIFT, _START_SHIFT = 20, 20, 23, 29
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _pack(j, server, warp, ptr, slots):
     # no bounds check here: a `raise` in this inlined body made the loops around it 20x slower;
     # the loops return their largest count and `_checked` raises
@@ -91,7 +91,7 @@ def _checked(packed, largest):
     return packed
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _interleaved_jobs(warp, server, ptr, warps, slots):
     start, seen = _step_starts(warp, warps)
     packed = np.empty(warp.size, dtype=np.uint64)
@@ -113,7 +113,7 @@ def interleaved_jobs(warp, server, ptr, warps: int, slots: int) -> np.ndarray:
     return _checked(*_interleaved_jobs(warp, server, ptr, warps, slots))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _packed_in_order(order, server, warp, ptr, slots):
     packed = np.empty(order.size, dtype=np.uint64)
     largest = 0
@@ -123,7 +123,7 @@ def _packed_in_order(order, server, warp, ptr, slots):
     return packed, largest
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _stream(order, server, ptr, sectors):
     total = sectors.size
     out_sectors = np.empty(total, dtype=sectors.dtype)
@@ -181,7 +181,7 @@ def stream_outcomes(trace, layout, profile, l2_model: str = "lru", l2_state: Set
     return (order, stream, outcome), misses_at
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _launch_pass(packed, server, warp, ptr, sectors, slots, latency, outcome, block_shift, l2_constants, valid, tags,
                  recency, rows, counter, counts, jobs, by_outcome, waiting, waited, hot):
     """One pass over the interleaved jobs (`interleaved_jobs`) that adds into the zeroed outputs each
@@ -263,7 +263,7 @@ def _launch_pass(packed, server, warp, ptr, sectors, slots, latency, outcome, bl
                     hot[warp[j] % slots] += 1
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _l2_pass(packed, sectors, l2_constants, valid, tags, recency):
     """The interleaved jobs of a launch through the L2 state only (`_launch_pass` without counts)."""
     shift_u, sector_mask, reciprocal, sets_u, lru_shift = l2_constants

@@ -305,6 +305,25 @@ class _Timing:
         return out
 
 
+class SharedCompactions:
+    """The rows of compaction launches, for every data-driven kernel that predicts the same BFS with the same
+    settings: a compaction's jobs follow from the level array alone, and its code is the same listing
+    for every kernel, so where the L2 holds every array (filled, `SetAssocState.fill`: every access hits,
+    whatever came before) its row is the same but for the kernel's name. Other compactions are simulated
+    as usual."""
+
+    def __init__(self):
+        self.settings = None
+        self.rows: dict = {}
+
+    def bind(self, settings: tuple) -> None:
+        """Use with these prediction settings only (graph, source, profiles, models, load)."""
+        if self.settings is None:
+            self.settings = settings
+        elif settings != self.settings:
+            raise ValueError("shared compaction rows are for one BFS predicted with one set of settings")
+
+
 class _KeptTraces:
     """Job traces of a prior run, kept (within a byte budget) for the runs after it."""
 
@@ -355,7 +374,7 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
                 grid: int | None = None, threads: int | None = None, occupancy: float | None = None,
                 progress: bool = False, warm_l2: bool = False, time_model: str = "critical",
                 counters: pd.DataFrame | None = None, counters_reference: pd.DataFrame | None = None,
-                frontiers=None) -> OpmResult:
+                frontiers=None, shared: SharedCompactions | None = None) -> OpmResult:
     """Simulate every launch of a BFS from `source` with `kernel` on `profile`'s GPU and predict its time.
 
     Launch geometry: `threads` (exact thread count), or `block` and/or `grid`; by default blocks
@@ -374,17 +393,20 @@ def predict_bfs(graph, source: int, kernel: Kernel, profile, l2_model: str = "lr
     from its measured counts, in `result.counted`; a warm prediction needs `counters_reference`, the
     per-level table of the same BFS predicted cold (the counts are measured from a flushed L2).
     `frontiers`: the sorted BFS rounds from `source` (`BFS.rounds`), when the caller already has them.
+    `shared`: compaction rows that other data-driven kernels' predictions of the same BFS, with the same
+    settings, may use and add to (`SharedCompactions`).
     """
     return _predict(graph, source, kernel, [profile], l2_model=l2_model, block=block, grid=grid, threads=threads,
                     occupancy=occupancy, progress=progress, warm_l2=warm_l2, time_model=time_model,
-                    counters=counters, counters_reference=counters_reference, frontiers=frontiers)[0]
+                    counters=counters, counters_reference=counters_reference, frontiers=frontiers,
+                    shared=shared)[0]
 
 
 def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str = "lru", block: int | None = None,
              grid: int | None = None, threads: int | None = None, occupancy: float | None = None,
              progress: bool = False, warm_l2: bool = False, time_model: str = "critical",
              counters: pd.DataFrame | None = None, counters_reference: pd.DataFrame | None = None,
-             frontiers=None) -> list[OpmResult]:
+             frontiers=None, shared: SharedCompactions | None = None) -> list[OpmResult]:
     """`predict_bfs` on each of `profiles` (one `simulation_key`), the simulation run once."""
     profile = profiles[0]  # the simulation's geometry; every profile times it
     if l2_model not in L2_MODELS:
@@ -433,11 +455,18 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     mrc_misses = np.zeros(len(MRC_CAPACITIES_BYTES), dtype=np.int64)
     accesses = 0
     passes = 1 + (WARM_PRIOR_RUNS if l2_state is not None else 0)
-    if passes > 1 and l2_state.holds_universe():
+    filled = passes > 1 and l2_state.holds_universe()
+    if filled:
         # An L2 that holds every array never evicts: the prior run leaves valid every sector it touched, and
         # the predicted run touches only those, so each access hits as in a full cache. No prior run needed.
         l2_state.fill()
         passes = 1
+    if not (filled and measured is None and kernel.data_driven):
+        shared = None
+    compaction_code = None if code is None else code.arch  # the one compaction listing of the architecture, or none
+    if shared is not None:
+        shared.bind((graph.name, graph.n, graph.m, int(source), tuple(map(id, profiles)), l2_model, time_model,
+                     occupancy))
     kept = _KeptTraces(TRACE_REUSE_BYTES)
     closed_form = l2_state is None and time_model != "critical"  # a cold Eq. 4 compaction needs no jobs
     compact = Launch(DEFAULT_BLOCK, profile.full_wave_grid(DEFAULT_BLOCK))
@@ -495,6 +524,14 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         bar = tqdm(total=frontiers.depth, desc=f"opm {kernel.label}", unit="level", leave=False)
     for run, level, phase in plan:
         trace = None  # the last launch's view of the buffer goes before the buffer is refilled (or regrown)
+        if shared is not None and phase == "compact" and (compaction_code, level) in shared.rows:
+            rows, servers = shared.rows[compaction_code, level]
+            for timing, row in zip(timings, rows):
+                timing.rows.append(dict(row, kernel=kernel.label))
+            server_rows.extend(servers)
+            if bar is not None:
+                bar.update()
+            continue
         launch, trace, instructions = produce(run, level, phase)
         rehearsal = run + 1 < passes  # a run before the predicted one: it only leaves the L2 as it finds it
         if run and level == 0 and phase != "compact":  # the reset level array is read back: it starts in the L2
@@ -521,6 +558,8 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             timing.add(level, kernel.label, phase, launch, front_size, front_edges, counts, per_warp, trace,
                        launch_loads, instructions)
         server_rows.extend(_server_rows(level, phase, counts))
+        if shared is not None and phase == "compact":
+            shared.rows[compaction_code, level] = [timing.rows[-1] for timing in timings], server_rows[-len(SERVERS):]
         if bar is not None and phase == phases[-1]:
             bar.update()
     if bar is not None:

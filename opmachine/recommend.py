@@ -13,6 +13,7 @@ would gain over the single pick.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -25,7 +26,7 @@ from simdmodel.strategies import LANE_FIELDS, STRATEGIES, mappings
 from simdmodel.topology import topology_lanes
 
 from .kernels import TOPO, parse_kernel
-from .predict import predict_bfs
+from .predict import SharedCompactions, predict_bfs
 
 WASTES = {"ua": "intra-group waste (UA)", "ur": "inter-group waste (UR)", "idle": "idle lanes"}
 MAPPING_COLUMNS = ["rank", "mapping", "predicted_ns", "vs_best", "me", "ua", "ur", "idle", "bottleneck",
@@ -108,31 +109,41 @@ class Ranking:
 
 def rank_mappings(graph, sources: Sequence[int], profile, kernels: Sequence[str] | None = None,
                   l2_model: str = "setassoc", warm_l2: bool = True, time_model: str = "critical",
-                  on_kernel: Callable[[int, int, str], None] | None = None) -> Ranking:
+                  on_kernel: Callable[[int, int, str], None] | None = None, threads: int = 1) -> Ranking:
     """Predict a whole BFS from every source with every kernel in `kernels` (default
     `candidate_kernels()`) and rank them by predicted time (see the module docstring).
 
     `on_kernel(index, count, label)` is called before each kernel's predictions (for progress lines).
+    `threads` > 1 runs that many predictions at once (the simulation's compiled loops release the GIL);
+    each holds its own simulation in memory. The ranking is the same either way.
     """
     labels = list(dict.fromkeys(k.strip().lower() for k in (kernels or candidate_kernels())))
     parsed = [parse_kernel(label) for label in labels]
     sources = tuple(int(s) for s in sources)
     rounds = {source: BFS.rounds(graph, source, "sorted") for source in sources}  # once, for every kernel
-    totals, level_rows, results = {}, [], {}
-    for index, (label, kernel) in enumerate(zip(labels, parsed), start=1):
+    compactions = {source: SharedCompactions() for source in sources}  # the same for every data-driven kernel
+
+    def predict(index: int) -> list:
+        label, kernel = labels[index], parsed[index]
         if on_kernel is not None:
-            on_kernel(index, len(labels), label)
-        times = []
-        for source in sources:
-            result = predict_bfs(graph, source, kernel, profile, l2_model=l2_model, warm_l2=warm_l2,
-                                 time_model=time_model, frontiers=rounds[source])
-            if source == sources[0]:
-                results[label] = result
-            times.append(result.predicted_ns)
+            on_kernel(index + 1, len(labels), label)
+        return [predict_bfs(graph, source, kernel, profile, l2_model=l2_model, warm_l2=warm_l2,
+                            time_model=time_model, frontiers=rounds[source], shared=compactions[source])
+                for source in sources]
+
+    if threads > 1 and len(labels) > 1:
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            predicted = list(pool.map(predict, range(len(labels))))
+    else:
+        predicted = [predict(index) for index in range(len(labels))]
+    totals, level_rows, results = {}, [], {}
+    for label, by_source in zip(labels, predicted):
+        results[label] = by_source[0]
+        for source, result in zip(sources, by_source):
             per_round = result.per_level.groupby("level", sort=True)["predicted_ns"].sum()
             level_rows.append(pd.DataFrame({"source": source, "level": per_round.index.to_numpy(),
                                             "mapping": label, "predicted_ns": per_round.to_numpy()}))
-        totals[label] = float(np.mean(times))
+        totals[label] = float(np.mean([result.predicted_ns for result in by_source]))
     lanes = _lane_rates(graph, rounds, parsed, labels)
     table = pd.DataFrame({"mapping": labels, "predicted_ns": [totals[k] for k in labels]})
     table = table.merge(lanes, on="mapping", how="left")

@@ -33,7 +33,7 @@ class Component:
         return f"largest {self.kind} component: {self.size:,} of {n:,} vertices ({share:.1f}%)"
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _component_labels(indptr, indices):
     """Label of each vertex's component, by BFS, for a graph that stores both directions."""
     n = indptr.size - 1

@@ -16,7 +16,7 @@ from .graph import CSRGraph
 ORDERS = ("sorted", "discovery")
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def bfs_queue(indptr, indices, source):
     """Serial FIFO BFS. Returns (level per vertex, -1 if unreached; the queue; vertices reached)."""
     n = indptr.size - 1
@@ -39,7 +39,7 @@ def bfs_queue(indptr, indices, source):
     return levels, queue, tail
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _level_ptr_of_queue(levels, queue, reached):
     depth = levels[queue[reached - 1]] + 1
     level_ptr = np.zeros(depth + 1, dtype=np.int64)
@@ -50,7 +50,7 @@ def _level_ptr_of_queue(levels, queue, reached):
     return level_ptr
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sorted_frontiers(levels, level_ptr):
     # Counting sort by level; scanning ids upwards leaves each level in ascending id order.
     cursor = level_ptr[:-1].copy()
@@ -63,7 +63,7 @@ def _sorted_frontiers(levels, level_ptr):
     return vertices
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _edge_frontier_sizes(indptr, vertices, level_ptr):
     sizes = np.zeros(level_ptr.size - 1, dtype=np.int64)
     for level in range(sizes.size):

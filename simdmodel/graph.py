@@ -165,7 +165,7 @@ def _first_non_finite(weights: np.ndarray) -> int:
     return -1 if finite.all() else int(np.argmin(finite))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _count_out_degrees(src, dst, n, undirected):
     counts = np.zeros(n + 1, dtype=np.int64)
     for e in range(src.size):
@@ -177,7 +177,7 @@ def _count_out_degrees(src, dst, n, undirected):
     return counts
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _fill_indices(src, dst, indptr, undirected):
     # Walk the edges in input order so each row keeps file order (a stable counting sort); an
     # undirected self loop is stored once. Returns the indices and the number of self loops.
@@ -197,7 +197,7 @@ def _fill_indices(src, dst, indptr, undirected):
     return indices, loops
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _fill_weights(src, dst, weights, indptr, undirected):
     # The same walk as _fill_indices, so weights[k] belongs to indices[k].
     cursor = indptr[:-1].copy()
@@ -213,7 +213,7 @@ def _fill_weights(src, dst, weights, indptr, undirected):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _duplicate_mask(indptr, indices):
     """True at every entry that repeats an earlier entry of the same row.
 
@@ -233,7 +233,7 @@ def _duplicate_mask(indptr, indices):
     return mask
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _self_loop_mask(indptr, indices):
     """True at every entry v -> v."""
     mask = np.zeros(indices.size, dtype=np.bool_)
@@ -243,7 +243,7 @@ def _self_loop_mask(indptr, indices):
     return mask
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _remove_entries(indptr, indices, mask):
     n = indptr.size - 1
     new_indptr = np.zeros(n + 1, dtype=np.int64)

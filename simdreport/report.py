@@ -26,7 +26,7 @@ from .defaults import L2_MODEL, SEED, TIME_MODEL, choose_gpu, settings_line
 from .measured import MeasuredRun, committed_runs, read_run
 from .suites import SuiteGraph, graph_slug, size_hint, suite_for
 from .tables import report_tables
-from .workers import WorkerPool, run_calls
+from .workers import run_calls
 from .write import ReportTarget
 
 DEFAULT_SOURCES = 10
@@ -84,24 +84,14 @@ def _rows(table: pd.DataFrame, **equal) -> pd.DataFrame:
     return table[mask].reset_index(drop=True)
 
 
-def draw_figures(report: Report, profile, progress: bool = False, jobs: int = 1, pool: WorkerPool | None = None) -> None:
-    """Draw every figure from the report's tables (so each plotted number is in tables/*.csv); with
-    `jobs` > 1 the graphs' figures are drawn that many at once in worker processes (`pool`'s)."""
-    tables = report.tables
+def draw_figures(report: Report, graph_figures: list[list[fig.ReportFigure]]) -> None:
+    """Draw the suite's figure from the report's tables and file each graph's own (`graph_figures`, in
+    the order of `report.graphs`)."""
     drawn = {"suite": [fig.ReportFigure(
         "00-suite-degrees", "Out-degree distribution", "Out-degree per graph: whiskers at the minimum and maximum, "
         "box at the quartiles, line at the median, x at the mean (seed 000 Fig. 3).", "degrees",
-        fig.render(fig.degree_figure(tables["degrees"])))]}
-    calls = [(graph_figures, (index, data, _graph_tables(tables, data.label), profile.name))
-             for index, data in enumerate(report.graphs, start=1)]
-    if jobs > 1 and len(calls) > 1:
-        with tqdm(total=len(calls), desc="figures", unit="graph", disable=not progress, leave=False) as bar:
-            figures = run_calls(calls, jobs, pool)
-            bar.update(len(calls))
-    else:
-        figures = [function(*args) for function, args in tqdm(calls, desc="figures", unit="graph",
-                                                               disable=not progress, leave=False)]
-    for data, items in zip(report.graphs, figures):
+        fig.render(fig.degree_figure(report.tables["degrees"])))]}
+    for data, items in zip(report.graphs, graph_figures):
         drawn[data.label] = items
     report.figures = drawn
 
@@ -112,7 +102,8 @@ def _graph_tables(tables: dict[str, pd.DataFrame], label: str) -> dict[str, pd.D
 
 
 def graph_figures(index: int, data: GraphData, tables: dict[str, pd.DataFrame], gpu: str) -> list[fig.ReportFigure]:
-    """One graph's figures (`index`: its place in the report), from its rows of the report's tables."""
+    """One graph's figures (`index`: its place in the report), from its rows of the report's tables (each
+    graph's rows are its own tables, `report_tables([data])`, so a worker draws them as it finishes)."""
     label, kernel = data.label, data.kernel
     stem = f"{index:02d}-{graph_slug(label) or 'graph'}"
     items = []
@@ -193,10 +184,10 @@ def graph_figures(index: int, data: GraphData, tables: dict[str, pd.DataFrame], 
 
 
 def collect_suite(suite, profile, sources: int, runs, progress: bool = False, line=None,
-                  jobs: int = 1, pool: WorkerPool | None = None) -> list[GraphData]:
-    """Every graph's numbers (`collect_graph`), in suite order. With `jobs` > 1 the graphs are
-    gathered by that many worker processes (`pool`'s, else their own: `workers.run_calls`; each loads
-    its own graph from its spec); the numbers are the same either way."""
+                  jobs: int = 1) -> list[tuple[GraphData, list[fig.ReportFigure]]]:
+    """Every graph's numbers (`collect_graph`) and figures (`graph_figures`), in suite order. With `jobs` > 1
+    the graphs are gathered by that many worker processes (`workers.run_calls`; each loads its own graph
+    from its spec, and draws its figures while the others still gather); the numbers are the same either way."""
     count = len(suite)
     bar = tqdm(total=count, desc="graphs", unit="graph", disable=not progress)
     prefixes = [f"[{i}/{count}] {graph.label}" for i, graph in enumerate(suite, start=1)]
@@ -205,14 +196,14 @@ def collect_suite(suite, profile, sources: int, runs, progress: bool = False, li
             graphs = []
             for graph, prefix in zip(suite, prefixes):
                 bar.set_postfix_str(graph.label)
-                graphs.append(_collect_one(graph, profile, sources, runs, line, prefix))
+                graphs.append(_collect_one(graph, profile, sources, runs, line, prefix, len(graphs) + 1))
                 bar.update()
             return graphs
         bar.set_postfix_str(f"{min(jobs, count)} at once")
         largest_first = sorted(range(count), key=lambda i: -size_hint(suite[i]))  # no large graph started last
-        calls = [(_collect_one, (suite[i], profile, sources, runs, line, prefixes[i])) for i in largest_first]
+        calls = [(_collect_one, (suite[i], profile, sources, runs, line, prefixes[i], i + 1)) for i in largest_first]
         graphs = [None] * count
-        for i, data in zip(largest_first, run_calls(calls, min(jobs, count), pool)):
+        for i, data in zip(largest_first, run_calls(calls, min(jobs, count))):
             graphs[i] = data
         bar.update(count)
         return graphs
@@ -220,10 +211,15 @@ def collect_suite(suite, profile, sources: int, runs, progress: bool = False, li
         bar.close()
 
 
-def _collect_one(graph, profile, sources, runs, line, prefix):
-    """One graph's numbers, its progress lines prefixed with `[i/n] label`."""
+def _collect_one(graph, profile, sources, runs, line, prefix, index):
+    """One graph's numbers and figures (`index`: its place in the report), its progress lines prefixed with
+    `[i/n] label`."""
     say = None if line is None else (lambda message: line(f"{prefix}: {message}"))
-    return collect_graph(graph, profile, sources, SEED, L2_MODEL, runs, say)
+    data = collect_graph(graph, profile, sources, SEED, L2_MODEL, runs, say)
+    if say is not None:
+        say("drawing its figures")
+    tables = _graph_tables(report_tables([data], saturation_mlp(profile)), data.label)
+    return data, graph_figures(index, data, tables, profile.name)
 
 
 def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOURCES, out="report",
@@ -250,10 +246,10 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
     profile = om.load_profile(choice.profile, kind="gpu")
     explicit = [read_run(folder) for folder in measured]
     target = ReportTarget(out)
-    pool = WorkerPool(jobs)  # one set of worker processes gathers the graphs, then draws their figures
     try:
         runs: list[MeasuredRun] = [*explicit, *committed_runs()]
-        graphs = collect_suite(suite, profile, sources, runs, progress, line, jobs, pool)
+        collected = collect_suite(suite, profile, sources, runs, progress, line, jobs)
+        graphs = [data for data, _ in collected]
         used = {d.measured.run.folder for d in graphs if d.measured is not None}
         for run in explicit:
             if run.folder not in used:
@@ -268,13 +264,9 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
             "graphs_from": graphs_from,
         }
         report = Report(settings, graphs, report_tables(graphs, settings["saturation_mlp"]))
-        if line is not None:
-            line("drawing the figures")
-        draw_figures(report, profile, progress, jobs, pool)
+        draw_figures(report, [figures for _, figures in collected])
         target.write(report)
     except BaseException:
         target.discard()
         raise
-    finally:
-        pool.close()
     return report

@@ -112,6 +112,33 @@ def test_group_lanes_by_hand():
     assert got["parked"].tolist() == [1 + 1, 0] and got["regroup"].tolist() == [1 + 1, 0]
 
 
+
+def _group_lanes_naive(degrees, group_size, warps):
+    """The lanes of `group_lanes` written out, one row per step, for `lane_divergence`."""
+    groups = 32 // group_size
+    rows = []
+    for step in range(-(-len(degrees) // groups)):
+        row = []
+        for g in range(groups):
+            entry = step * groups + g
+            for j in range(group_size):
+                if entry >= len(degrees):
+                    row.append(OUT_OF_RANGE)
+                else:
+                    trips = -(-(degrees[entry] - j) // group_size)
+                    row.append(trips if trips > 0 else EMPTY)
+        rows.append(row + [OUT_OF_RANGE] * (32 - len(row)))
+    lanes = np.array(rows, dtype=np.int64).reshape(-1, 32)
+    return lane_divergence(lanes, np.arange(len(rows)) % warps, warps)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 80), max_size=70), st.sampled_from([1, 2, 3, 4, 5, 8, 12, 16, 32]), st.integers(1, 9))
+def test_group_lanes_equal_their_lanes_written_out(degrees, group_size, warps):
+    got = group_lanes(np.array(degrees, dtype=np.int64), group_size, warps)
+    expected = _group_lanes_naive(degrees, group_size, warps)
+    assert {k: v.tolist() for k, v in got.items()} == {k: v.tolist() for k, v in expected.items()}
+
 def test_steps_per_warp_by_hand():
     # 10 units on 4 one-warp slots: 3, 3, 2, 2
     assert steps_per_warp(10, 1, 4).tolist() == [3, 3, 2, 2]

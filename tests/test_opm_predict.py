@@ -578,3 +578,34 @@ def test_profiles_that_change_the_simulation_are_predicted_apart():
             predict_bfs_profiles(graph, 0, parse_kernel("ws"), [H200, derive_profile(H200, changes)])
     with pytest.raises(InputError, match="differ"):
         predict_bfs_profiles(graph, 0, parse_kernel("ws"), [H200, load_profile("k40c")])
+
+
+def test_compaction_rows_shared_between_kernels_are_the_ones_each_kernel_computes():
+    # with a filled L2 every data-driven kernel's compaction of a level gives the same row but for the
+    # kernel's name: the second kernel takes the first one's, and its whole table is what it gets alone
+    graph = load_graph("rmat:scale=11,ef=8")
+    source = int(bfs(graph, 5).levels.argmax())
+    shared = opm_predict.SharedCompactions()
+    options = dict(l2_model="setassoc", warm_l2=True)
+    first = predict_bfs(graph, source, parse_kernel("ws"), H200, shared=shared, **options)
+    compactions = int((first.per_level["phase"] == "compact").sum())
+    assert len(shared.rows) == compactions > 1
+    for kernel in ("sm-8", "scan"):
+        with mock.patch.object(opm_predict, "compact_jobs", wraps=opm_predict.compact_jobs) as simulated:
+            together = predict_bfs(graph, source, parse_kernel(kernel), H200, shared=shared, **options)
+        assert simulated.call_count == 1  # only the empty compaction its fixed_ns is measured on
+        alone = predict_bfs(graph, source, parse_kernel(kernel), H200, **options)
+        pd.testing.assert_frame_equal(together.per_level, alone.per_level)
+        pd.testing.assert_frame_equal(together.per_server, alone.per_server)
+    with pytest.raises(ValueError, match="one BFS predicted with one set of settings"):
+        predict_bfs(graph, 0, parse_kernel("ws"), H200, shared=shared, **options)
+
+
+def test_compaction_rows_are_not_shared_where_the_l2_is_not_filled():
+    # a cold L2, or one too small for the arrays, leaves each compaction's hits to what came before it
+    graph = load_graph("rmat:scale=11,ef=8")
+    small = dataclasses.replace(H200, l2_bytes=64 * 1024)
+    for profile, warm in ((H200, False), (small, True)):
+        shared = opm_predict.SharedCompactions()
+        predict_bfs(graph, 5, parse_kernel("ws"), profile, l2_model="setassoc", warm_l2=warm, shared=shared)
+        assert shared.rows == {}

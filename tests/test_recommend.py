@@ -75,6 +75,14 @@ def test_rank_is_by_predicted_time_and_equals_predict_bfs(graph, ranking):
     assert ranking.margin == pytest.approx(second) and ranking.margin >= 0
 
 
+
+def test_predictions_run_at_once_rank_alike(graph, ranking):
+    threaded = rank_mappings(graph, ranking.sources, H200, threads=3)
+    pd.testing.assert_frame_equal(threaded.mappings, ranking.mappings)
+    pd.testing.assert_frame_equal(threaded.levels, ranking.levels)
+    for label, result in ranking.results.items():
+        pd.testing.assert_frame_equal(threaded.results[label].per_level, result.per_level)
+
 def test_lane_rates_are_the_lane_accounting_of_the_same_runs(graph, ranking):
     lanes = sm.analyze(graph, list(ranking.sources)).summary().set_index("mapping")
     table = ranking.mappings.set_index("mapping")

@@ -331,7 +331,8 @@ def test_progress_lines_per_graph_and_phase_when_piped_none_when_quiet(tmp_path,
     code, _, err = run(capsys, "report", GRID, "--sources", "2", "--out", str(tmp_path / "a"))
     lines = err.splitlines()
     assert code == 0 and lines[0] == f"simdmodel: [1/1] {GRID}: loading and lane accounting"
-    assert f"simdmodel: [1/1] {GRID}: predicting scan [9/9]" in lines and "simdmodel: drawing the figures" in lines
+    assert f"simdmodel: [1/1] {GRID}: predicting scan [9/9]" in lines
+    assert f"simdmodel: [1/1] {GRID}: drawing its figures" in lines
     assert lines[-1].startswith(f"wrote {tmp_path / 'a'}/index.html") and " for 1 graph in " in lines[-1]
     assert run(capsys, "report", GRID, "--sources", "2", "--out", str(tmp_path / "b"), "--quiet")[2] == ""
 

@@ -32,7 +32,7 @@ class LruList:
         return self.node_of, self.block, self.newer, self.older, self.meta
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def lru_access(block, node_of, blocks, newer, older, meta):
     """Access `block`: True on a hit. It becomes the most recent; a miss in a full cache evicts the least recent."""
     node = node_of[block]
@@ -72,7 +72,7 @@ def lru_access(block, node_of, blocks, newer, older, meta):
     return hit
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def lru_clear(node_of, blocks, newer, older, meta):
     """Empty the cache (only the blocks it holds are touched)."""
     for node in range(meta[SIZE]):
@@ -82,7 +82,7 @@ def lru_clear(node_of, blocks, newer, older, meta):
     meta[SIZE] = 0
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _lru_list_hits(ids, node_of, blocks, newer, older, meta, out):
     for i in range(ids.size):
         out[i] = lru_access(ids[i], node_of, blocks, newer, older, meta)

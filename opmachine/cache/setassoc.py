@@ -131,7 +131,7 @@ def _trailing_zeros(typingctx, word):
     return types.uint64(types.uint64), codegen
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _setassoc_general_njit(sector_ids, sets, ways, sectors_per_line, valid, tags, stamps, clock):
     """Any geometry. Per set: `ways` line tags (-1 = empty), a sector-valid mask and a last-use
     stamp per way (0 = never used, so empty ways are filled before any line is evicted); stamps
@@ -171,7 +171,7 @@ def _setassoc_general_njit(sector_ids, sets, ways, sectors_per_line, valid, tags
     return sector_hit, line_hit
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def small_access(sector, shift_u, sector_mask, reciprocal, sets_u, lru_shift, valid, tags, order, previous_line,
                  previous_slot):
     """One access of the small-geometry cache (see `_setassoc_small_njit`): returns (sector hit,
@@ -215,7 +215,7 @@ def small_constants(geometry: SetAssocGeometry, shift: int) -> tuple:
             sets_u, np.uint64(4 * (geometry.ways - 1)))
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _setassoc_small_njit(sector_ids, shift_u, sector_mask, reciprocal, sets_u, lru_shift, valid, tags, order, hits):
     """The common GPU L2 case, about 5x faster than the general kernel: 2 <= sets, ways <= 16,
     a power-of-two number of sectors per line, every line id < 2**31 (the caller checks).

@@ -63,7 +63,7 @@ def prefetch(typingctx, array, index):
     return types.none(array, index), codegen
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _fenwick_add(tree, block, delta):
     i = block + 1
     n = tree.size
@@ -72,7 +72,7 @@ def _fenwick_add(tree, block, delta):
         i += i & -i
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _fenwick_prefix(tree, block):
     """Sum over blocks [0, block)."""
     total = 0
@@ -83,7 +83,7 @@ def _fenwick_prefix(tree, block):
     return total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _block_marks(words, block):
     total = 0
     for w in range(block * _BLOCK_WORDS, (block + 1) * _BLOCK_WORDS):
@@ -91,7 +91,7 @@ def _block_marks(words, block):
     return total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _fenwick_build(tree, words, blocks):
     """Tree over the first `blocks` blocks; later (not yet complete) blocks count as empty."""
     n = tree.size
@@ -104,7 +104,7 @@ def _fenwick_build(tree, words, blocks):
             tree[j] += tree[i]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _compact(last, words, tree, live):
     """Renumber the live marks to slots 0..live-1 in the same order; return the next free slot."""
     base = np.empty(words.size, dtype=np.int64)
@@ -129,7 +129,7 @@ def _compact(last, words, tree, live):
     return live
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _stack_distances_njit(ids, last, slots):
     """The Fenwick tree holds the marks of complete 512-slot blocks; the block being filled (the
     tail) is read from the bitmap directly, so appending a mark costs no tree update."""
@@ -237,7 +237,7 @@ def lru_hits(ids: np.ndarray, universe: int, capacity: int) -> np.ndarray:
     return (distances >= 0) & (distances < capacity)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _distance_histogram_njit(distances, largest):
     """counts[0]: cold misses; counts[d + 1]: distance d < largest; counts[largest + 1]: rest."""
     counts = np.zeros(largest + 2, dtype=np.int64)

@@ -19,7 +19,7 @@ LEVEL_NAMES = ("L1", "L2", "L3", "MEM")
 MODELS = ("setassoc", "lru")
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _levels_from_distances_njit(distances, capacities_lines):
     """Level of each access in an inclusive LRU hierarchy: the first capacity > stack distance."""
     k = capacities_lines.size

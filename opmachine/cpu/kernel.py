@@ -36,14 +36,14 @@ from ..layout import CPU_LAYOUT, ELEMENT_BYTES, check_row_offsets
 NF1, ERL, EDL, NF2, OP = (SERVERS.index(name) for name in ("NF1", "ERL", "EDL", "NF2", "OP"))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def reset_levels(level, source):
     """Every node unlabelled (-1) but `source` (0): the state before round 1."""
     level[:] = -1
     level[source] = 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def listing1_round(row_start, edge_dst, level, level_value):
     """One round of Listing 1 (LEVEL = level_value), the timed kernel; returns the vertices it labelled."""
     discovered = 0
@@ -59,7 +59,7 @@ def listing1_round(row_start, edge_dst, level, level_value):
     return discovered
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def bfs_all_rounds(row_start, edge_dst, level, source):
     """Whole topology-driven BFS from `source`, round after round until one labels nothing; returns
     the number of rounds run (the BFS depth)."""
@@ -70,7 +70,7 @@ def bfs_all_rounds(row_start, edge_dst, level, source):
     return r
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _traced_round(row_start, edge_dst, level, level_value, row_base, dst_base, level_base, shift,
                   line_ids, servers, pos):
     """`listing1_round` recording each memory instruction at line_ids/servers[pos...]; returns the new pos.
@@ -109,7 +109,7 @@ def _traced_round(row_start, edge_dst, level, level_value, row_base, dst_base, l
     return pos
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def traced_rounds(row_start, edge_dst, source, rounds, row_base, dst_base, level_base, shift,
                   line_ids, servers, round_ptr):
     """Rounds 1..`rounds` of Listing 1 from `source`, recording every memory instruction.

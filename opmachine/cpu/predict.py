@@ -23,7 +23,7 @@ from .trace import CPUTrace, cpu_trace
 TRACE_SERVERS = SERVERS[1:]  # ANI issues no memory instruction on the CPU
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _round_counts_njit(levels, servers, round_ptr, level_count, server_count):
     """Accesses per round and level, and per round and server."""
     rounds = round_ptr.size - 1

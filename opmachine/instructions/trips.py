@@ -32,8 +32,17 @@ OUT_OF_RANGE, SKIPPED, EMPTY = -3, -2, -1
 a node not in the frontier (`topo`), an edge range with no edge for the lane."""
 
 
-def _per_warp(trace, server: int) -> np.ndarray:
-    return np.bincount(trace.warp[trace.server == server], minlength=trace.warps).astype(np.float64)
+@numba.njit(cache=True, nogil=True)
+def _jobs_by_server(warp, server, warps):
+    out = np.zeros((6, warps))
+    for j in range(warp.size):
+        out[server[j], warp[j]] += 1.0
+    return out
+
+
+def _per_server(trace) -> np.ndarray:
+    """Jobs per launched warp, one row per server (one pass over the trace)."""
+    return _jobs_by_server(trace.warp, trace.server, trace.warps)
 
 
 def steps_per_warp(units: int, unit_warps: int, warps: int) -> np.ndarray:
@@ -44,9 +53,9 @@ def steps_per_warp(units: int, unit_warps: int, warps: int) -> np.ndarray:
     return np.where(slot < slots, steps, 0).astype(np.float64)
 
 
-def _common(trace) -> dict:
-    return {"warp": np.ones(trace.warps), "vertex": _per_warp(trace, ERL) / 2, "round": _per_warp(trace, EDL),
-            "store": _per_warp(trace, OP)}
+def _common(trace, jobs: np.ndarray) -> dict:
+    """Trips every launch has, from its jobs per warp by server (`_per_server`)."""
+    return {"warp": np.ones(trace.warps), "vertex": jobs[ERL] / 2, "round": jobs[EDL], "store": jobs[OP]}
 
 
 def _with_active(trips: dict) -> dict:
@@ -55,45 +64,67 @@ def _with_active(trips: dict) -> dict:
 
 def topo_trips(trace) -> dict:
     """Trips per warp of a `topo` launch."""
-    return _with_active({**_common(trace), "step": _per_warp(trace, ANI)})
+    jobs = _per_server(trace)
+    return _with_active({**_common(trace, jobs), "step": jobs[ANI]})
 
 
 def expansion_trips(trace, geometry, front_size: int) -> dict:
     """Trips per warp of an expansion over a queue of `front_size` entries with the strategy's `geometry`."""
     units = -(-front_size // geometry.unit_entries)
-    common = _common(trace)
+    common = _common(trace, _per_server(trace))
     search = int(np.ceil(np.log2(geometry.unit_entries))) if geometry.unit_entries > 1 else 0
     return _with_active({**common, "step": steps_per_warp(units, geometry.unit_warps, trace.warps),
                          "search": common["round"] * search})
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True, inline="always")
+def _step_events(values, w, seen, parked, regroup, diverged, entered):
+    """Add one step's events to warp `w`'s: its lanes' `values` (trips, or the branch they left by)."""
+    most, least, distinct = 0, -1, 0
+    for lane in range(values.size):
+        value = values[lane]
+        trips = max(value, 0)
+        most = max(most, trips)
+        least = trips if least < 0 else min(least, trips)
+        new = True
+        for k in range(distinct):
+            if seen[k] == value:
+                new = False
+                break
+        if new:
+            seen[distinct] = value
+            distinct += 1
+    parked[w] += most - least
+    regroup[w] += distinct - 1
+    diverged[w] += distinct > 1
+    entered[w] += most > 0
+
+
+@numba.njit(cache=True, nogil=True)
 def _divergence(lanes, warp_of_step, warps):
-    parked = np.zeros(warps)
-    regroup = np.zeros(warps)
-    diverged = np.zeros(warps)
-    entered = np.zeros(warps)
+    parked, regroup, diverged, entered = np.zeros(warps), np.zeros(warps), np.zeros(warps), np.zeros(warps)
     seen = np.empty(lanes.shape[1], dtype=lanes.dtype)
     for s in range(lanes.shape[0]):
-        most, least, distinct = 0, -1, 0
-        for lane in range(lanes.shape[1]):
-            value = lanes[s, lane]
-            trips = max(value, 0)
-            most = max(most, trips)
-            least = trips if least < 0 else min(least, trips)
-            new = True
-            for k in range(distinct):
-                if seen[k] == value:
-                    new = False
-                    break
-            if new:
-                seen[distinct] = value
-                distinct += 1
-        w = warp_of_step[s]
-        parked[w] += most - least
-        regroup[w] += distinct - 1
-        diverged[w] += distinct > 1
-        entered[w] += most > 0
+        _step_events(lanes[s], warp_of_step[s], seen, parked, regroup, diverged, entered)
+    return parked, regroup, diverged, entered
+
+
+@numba.njit(cache=True, nogil=True)
+def _group_divergence(front_degrees, group_size, warps):
+    """`_divergence` of `group_lanes`' lanes, built one step at a time instead of as a steps x 32 array."""
+    groups = 32 // group_size
+    steps = -(-front_degrees.size // groups)
+    parked, regroup, diverged, entered = np.zeros(warps), np.zeros(warps), np.zeros(warps), np.zeros(warps)
+    values = np.full(32, OUT_OF_RANGE, dtype=np.int64)  # lanes beyond g groups own no entry
+    seen = np.empty(32, dtype=np.int64)
+    for s in range(steps):
+        for g in range(groups):
+            entry = s * groups + g
+            degree = front_degrees[entry] if entry < front_degrees.size else -1
+            for j in range(group_size):
+                trips = -((j - degree) // group_size)
+                values[g * group_size + j] = OUT_OF_RANGE if degree < 0 else (trips if trips > 0 else EMPTY)
+        _step_events(values, s % warps, seen, parked, regroup, diverged, entered)
     return parked, regroup, diverged, entered
 
 
@@ -119,17 +150,9 @@ def group_lanes(front_degrees: np.ndarray, group_size: int, warps: int) -> dict:
     """`lane_divergence` of an `sm-S` expansion: virtual warp c takes queue entries c g .. c g + g - 1
     (g = 32 / S groups of S lanes), lane j of a group walks edges j, j + S, ... of its entry, on warp
     c mod warps."""
-    groups = 32 // group_size
-    steps = -(-front_degrees.size // groups)
-    padded = np.full(steps * groups, -1, dtype=np.int64)
-    padded[:front_degrees.size] = front_degrees
-    degree = np.repeat(padded.reshape(steps, groups), group_size, axis=1)
-    j = np.tile(np.arange(group_size), groups)[None, :]
-    trips = -(-(degree - j) // group_size)
-    lanes = np.where(degree < 0, OUT_OF_RANGE, np.where(trips > 0, trips, EMPTY))
-    if lanes.shape[1] < 32:  # lanes beyond g groups own no entry
-        lanes = np.hstack([lanes, np.full((steps, 32 - lanes.shape[1]), OUT_OF_RANGE)])
-    return lane_divergence(lanes, np.arange(steps) % warps, warps)
+    parked, regroup, diverged, entered = _group_divergence(np.asarray(front_degrees, dtype=np.int64),
+                                                           int(group_size), int(warps))
+    return {"parked": parked, "regroup": regroup, "diverged": diverged, "entered": entered}
 
 
 def segment_lanes(front_degrees: np.ndarray, warps: int) -> dict:

@@ -43,7 +43,7 @@ class JobTrace:
         return self.server.nbytes + self.warp.nbytes + self.ptr.nbytes + self.sectors.nbytes
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def push_job(server, warp, elements, first, count, base_sector, keys, job_server, job_warp, job_ptr, sectors, n_jobs,
              n_sectors):
     """Append one job whose `count` (<= 32) active lanes touch `elements[first:first+count]` of an
@@ -144,13 +144,13 @@ def generate(fill, args: tuple, chunk: int, chunks: int, buffer: JobBuffer) -> N
         buffer.grow(need_jobs, need_sectors)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def fits(n_jobs, n_sectors, need_jobs, need_sectors, job_server, sectors):
     """Whether a chunk needing at most these many jobs and sectors fits in the buffers."""
     return n_jobs + need_jobs <= job_server.size and n_sectors + need_sectors <= sectors.size
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def expand_edges(edges, first, count, indices, levels, stamp, level, dst, stores):
     """One lockstep inner-loop iteration: destinations of `edges[first:first+count]`, and the lanes
     that store.
@@ -176,7 +176,7 @@ STEPS_AHEAD = 4
 """Warp steps ahead whose destinations' `level` and `stamp` entries are prefetched (`prefetch_step`)."""
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def prefetch_step(edges, first, end, indices, levels, stamp):
     """Ask for the `level` and `stamp` entries the lanes of a later step will test (random over the
     vertices, so a step waits on them otherwise; no effect on results)."""
@@ -186,7 +186,7 @@ def prefetch_step(edges, first, end, indices, levels, stamp):
         prefetch(stamp, d)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def inner_iteration(warp, edges, first, count, indices, levels, stamp, level, base_edge, base_level, dst, stores, keys,
                     job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
     """Jobs of one lockstep iteration over `edges[first:first+count]`: EDL reads edge_dst, NF2 reads
@@ -205,7 +205,7 @@ def inner_iteration(warp, edges, first, count, indices, levels, stamp, level, ba
     return n_jobs, n_sectors
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def input_jobs(warp, queue, lo, hi, b_queue, b_row, elements, keys, job_server, job_warp, job_ptr, sectors,
                n_jobs, n_sectors):
     """A data-driven warp's input: ANI reads queue positions lo .. hi-1, then ERL reads `row_start[v]`
@@ -224,7 +224,7 @@ def input_jobs(warp, queue, lo, hi, b_queue, b_row, elements, keys, job_server, 
                     n_sectors)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def lane_buffers():
     """Scratch arrays of one value per lane: elements, destinations, stores, and `push_job`'s keys."""
     return (np.empty(LANES, dtype=np.int64), np.empty(LANES, dtype=np.int64), np.empty(LANES, dtype=np.int64),

@@ -73,7 +73,7 @@ def compact_counts(n: int, next_front: np.ndarray, warps: int, block_bytes: int)
     return counts, 2 * walked + stores
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _compact_trace_njit(n, passing_chunks, first_rank, passing, warps, per_warp, level_base, ani_sector,
                         queue_base):
     steps = (n + 31) // 32

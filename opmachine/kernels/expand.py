@@ -24,13 +24,13 @@ from ._jobs import (STEPS_AHEAD, JobBuffer, JobTrace, fits, generate, inner_iter
 INPUT_SECTORS_PER_WARP = 72  # ANI: <= 5 queue sectors of 32 entries; ERL: <= 2 x 32 row_start sectors
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def unit_warp(unit, unit_warps, slots):
     """The first launched warp of work unit `unit`: unit slot unit % slots, `unit_warps` warps a slot."""
     return (unit % slots) * unit_warps
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def unit_steps(step_warp, unit_warps, units):
     """First step of each unit (units + 1 offsets): steps come in unit order."""
     out = np.zeros(units + 1, dtype=np.int64)
@@ -41,7 +41,7 @@ def unit_steps(step_warp, unit_warps, units):
     return out
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _fill(indptr, indices, levels, stamp, level, front, unit_ptr, first_unit, unit_warps, warp_entries, slots,
           first_step, step_warp, step_end, edges, b_row, b_edge, b_level, b_queue, elements, dst, stores, keys,
           unit, units, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):

@@ -23,7 +23,7 @@ from ._jobs import (ANI, ERL, NF1, STEPS_AHEAD, JobBuffer, JobTrace, fits, gener
 from .expand import INPUT_SECTORS_PER_WARP, unit_steps
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, nogil=True, _nrt=False)
 def _fill(indptr, indices, levels, stamp, level, warps, front, unit_ptr, unit_chunk, first_step, step_end, edges,
           b_ani, b_row, b_edge, b_level, elements, dst, stores, keys, chunk, chunks, job_server, job_warp, job_ptr,
           sectors, n_jobs, n_sectors):

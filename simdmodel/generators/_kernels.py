@@ -47,7 +47,7 @@ def key(seed: int, tag: int, sub: int = 0) -> np.uint64:
     return np.uint64(mix_py(mix_py(mix_py(seed) ^ tag) + sub))
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def bits(key, counter):
     """64 random bits: element `counter` of the splitmix64 sequence started at `key`."""
     z = key + (counter + _ONE) * _GAMMA
@@ -56,13 +56,13 @@ def bits(key, counter):
     return z ^ (z >> _S31)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def unit(key, counter):
     """Uniform double in [0, 1) with 53 random bits."""
     return np.float64(bits(key, counter) >> _S11) * _INV53
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def below(key, counter, bound):
     """Integer in [0, bound) as the high word of bits * bound (Lemire; bias <= bound / 2**64)."""
     h = bits(key, counter)
@@ -125,7 +125,7 @@ def kron_kernel(m, scale, ab, a_norm, c_norm, key, src, dst):
         dst[e] = v
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def shuffle_pairs(key, src, dst):
     """Fisher-Yates shuffle of two parallel arrays with the same permutation (serial: exact)."""
     for i in range(src.size - 1, 0, -1):
@@ -138,7 +138,7 @@ def shuffle_pairs(key, src, dst):
         dst[j] = t
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def shuffle(key, values, count):
     """Fisher-Yates: after the call values[:count] is a uniform random ordered sample of values."""
     size = values.size
@@ -149,7 +149,7 @@ def shuffle(key, values, count):
         values[j] = t
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def permutation(key, n):
     perm = np.arange(n).astype(np.int32)
     shuffle(key, perm, n)

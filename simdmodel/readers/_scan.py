@@ -34,12 +34,12 @@ _INT64_TENTH = 922_337_203_685_477_580  # int64 max // 10; int64 max ends in 7
 _BIG = 100_000_000_000_000_000  # 1e17: below this, ten times the value plus a digit fits int64
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def is_space(c):
     return c == 32 or c == 9 or c == 13 or c == 11 or c == 12
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def line_end(buf, pos):
     """Index of the newline ending the line that starts at `pos` (or len(buf))."""
     size = buf.size
@@ -48,21 +48,21 @@ def line_end(buf, pos):
     return pos
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def skip_space(buf, pos, end):
     while pos < end and is_space(buf[pos]):
         pos += 1
     return pos
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def token_end(buf, pos, end):
     while pos < end and not is_space(buf[pos]):
         pos += 1
     return pos
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def parse_int(buf, start, end):
     """(status, value) of the decimal integer buf[start:end]: INT_OK, INT_BAD or INT_BIG (outside
     -(2**63 - 1)..2**63 - 1)."""
@@ -92,14 +92,14 @@ def parse_int(buf, start, end):
     return INT_OK, value
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _lower(c):
     if 65 <= c <= 90:
         return np.int64(c) + 32
     return np.int64(c)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _is_word(buf, start, end, word):
     if end - start != word.size:
         return False
@@ -114,7 +114,7 @@ _INF = np.frombuffer(b"inf", dtype=np.uint8).astype(np.int64)
 _INFINITY = np.frombuffer(b"infinity", dtype=np.uint8).astype(np.int64)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def is_number(buf, start, end):
     """Whether buf[start:end] is a decimal number as C's strtod reads it (also nan, inf)."""
     i = start
@@ -156,7 +156,7 @@ _EXACT = 2**53  # integers up to this are exact doubles
 _EXP_CAP = 100_000  # a decimal exponent beyond this is certainly 0 or inf: left to the slow path
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def parse_number(buf, start, end):
     """(status, value) of buf[start:end] read as `is_number` reads it.
 
@@ -241,7 +241,7 @@ def parse_number(buf, start, end):
     return NUM_OK, -value if negative else value
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def slow_weight_tokens(buf, pos, comment1, comment2, nslow):
     """Entry index and byte offset of the first `nslow` weights `parse_number` leaves to the slow
     path, found by a second walk over the body from `pos`.
@@ -271,7 +271,7 @@ def slow_weight_tokens(buf, pos, comment1, comment2, nslow):
     return at[:found], starts[:found]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def pack_tokens(buf, starts):
     """The tokens starting at `starts`, NUL-padded into the rows of a (k, width) uint8 matrix
     (a numpy `S<width>` array once viewed so)."""
@@ -294,7 +294,7 @@ def pack_tokens(buf, starts):
 KEEP_NONE, KEEP_INT, KEEP_REAL = range(3)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def scan_mtx(buf, pos, line, nrows, ncols, nnz, cap, nvalues, int_values, keep):
     """Parse entry lines `row col [value [imag]]` after the size line.
 
@@ -398,7 +398,7 @@ def scan_mtx(buf, pos, line, nrows, ncols, nnz, cap, nvalues, int_values, keep):
 SNAP_OK, SNAP_FIELDS, SNAP_NEGATIVE, SNAP_TOO_BIG, SNAP_WEIGHT, SNAP_NONFINITE = range(6)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _first_has_weight(buf, pos):
     """Whether the first edge line from `pos` (not blank, not a `#` or `%` comment) has three or
     more fields."""
@@ -419,7 +419,7 @@ def _first_has_weight(buf, pos):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def scan_snap(buf, pos, line, cap, max_id):
     """Edge lines from byte `pos` (line number `line`: after any count lines the caller read).
     Returns (src, dst, weights, nslow, weighted_line, unweighted_line, count, largest id, code,
@@ -513,7 +513,7 @@ def scan_snap(buf, pos, line, cap, max_id):
  DIMACS_TOO_MANY, DIMACS_TOO_FEW, DIMACS_BIG_WEIGHT) = range(9)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _dimacs_tag(buf, p, eol):
     """The line's type letter if its first token is one letter, else 0 (any line starting c: 99)."""
     c = buf[p]
@@ -524,7 +524,7 @@ def _dimacs_tag(buf, p, eol):
     return 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def scan_dimacs(buf, pos, line, n, m, cap):
     """Arcs after the problem line. Returns (src, dst, weights, count, code, line, line_start, token)."""
     src = np.empty(cap, dtype=np.int32)
@@ -603,7 +603,7 @@ def scan_dimacs(buf, pos, line, n, m, cap):
  METIS_MISMATCH, METIS_BIG_WEIGHT) = range(8)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def scan_metis(buf, pos, line, n, entries, cap, head, step):
     """Vertex lines after the header. Returns (src, dst, weights, count, code, line, line_start,
     token).

@@ -4,7 +4,7 @@ import numba
 from .fields import WARP_SIZE
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def concatenated_steps(starts, degrees, unit_ptr, warps, step_warp, step_end, step_ua, step_ur, edges):
     """Steps of units run by `warps` warps striding over their concatenated edges (Strategy.decompose).
 

@@ -12,7 +12,7 @@ from .fields import WARP_SIZE
 from .registry import Geometry, Param, Strategy, register
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _warp_sums(degrees, lo, hi, groups, S, shift):
     """(sum over warps of T, sum over vertices of ceil(d/S), sum of d) for one level.
 
@@ -50,7 +50,7 @@ def _warp_sums(degrees, lo, hi, groups, S, shift):
     return iterations, chunks, useful
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, step_ur, edges):
     """Strategy.decompose for sm-S: unit u holds at most g = 32 // S vertices, one group each.
 
@@ -96,7 +96,7 @@ def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, s
     return s
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def count_lanes(degrees, level_ptr, group_size):
     """Per-level (warp_iterations, total, useful, UA, UR, idle) lanes for group size S."""
     S = group_size

@@ -14,7 +14,7 @@ from .registry import Geometry, Param, Strategy, register
 DEFAULT_CTA_SIZE = 256
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, step_ur, edges):
     """Strategy.decompose for scan-C: a unit is a CTA's C entries, run by its C/32 warps. Round r
     of warp j takes edges r*C + 32j .. r*C + 32j + 31 of the CTA's concatenated edges, so in
@@ -24,7 +24,7 @@ def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, s
                               step_ur, edges)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def count_lanes(degrees, level_ptr, cta_size):
     """Per-level (warp_iterations, total, useful, UA, UR, idle) lanes for CTA size C."""
     C = cta_size

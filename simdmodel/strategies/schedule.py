@@ -96,7 +96,7 @@ def schedules(strategy, params: tuple, starts: np.ndarray, degrees: np.ndarray, 
         yield decompose(strategy, params, starts, degrees, unit_ptr[a:b + 1], a)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def step_lane_sums(step_end, step_ua, step_ur):
     """(warp_iterations, total, useful, UA, UR, idle) lanes of a run of steps (LANE_FIELDS order)."""
     steps = step_end.size

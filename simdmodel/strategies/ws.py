@@ -12,14 +12,14 @@ from .fields import WARP_SIZE
 from .registry import Geometry, Strategy, register
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, step_ur, edges):
     """Strategy.decompose for ws: a unit is a warp's (at most) 32 entries; step r takes the r-th
     32 of their concatenated edges, lane l the (32r + l)-th. All idle lanes are UA."""
     return concatenated_steps(starts, degrees, unit_ptr, 1, step_warp, step_end, step_ua, step_ur, edges)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def count_lanes(degrees, level_ptr):
     """Per-level (warp_iterations, total, useful, UA, UR, idle) lanes for warp segmentation."""
     levels = level_ptr.size - 1
