@@ -194,6 +194,22 @@ def test_every_figure_names_a_csv_with_its_rows(report_dir):
             assert (frame["graph"] == labels[key[:2]]).any(), (key, table)
 
 
+
+def test_a_graphs_own_tables_are_its_rows_of_the_report_tables(tmp_path, measured_dir):
+    # each worker draws its graph's figures from report_tables([its data]) before the others are done: those
+    # rows must be the very rows the report's CSVs hold for it, so every plotted number is in tables/*.csv
+    from simdreport.report import _graph_tables, build_report, saturation_mlp
+    from simdreport.tables import report_tables
+
+    report = build_report([TINY, GRID], sources=3, out=tmp_path / "out", measured=[measured_dir[0]])
+    mlp = saturation_mlp(om.load_profile(report.settings["gpu"]))
+    assert any(data.measured is not None for data in report.graphs)
+    for data in report.graphs:
+        own, rows = _graph_tables(report_tables([data], mlp), data.label), _graph_tables(report.tables, data.label)
+        assert set(own) <= set(rows) and all(rows[name].empty for name in set(rows) - set(own))  # unmeasured
+        for name in own:
+            pd.testing.assert_frame_equal(own[name], rows[name], check_dtype=False)
+
 def test_measured_comparison_has_the_planted_errors(report_dir, measured_dir):
     tables = report_dir / "tables"
     rounds = pd.read_csv(tables / "measured_rounds.csv")
