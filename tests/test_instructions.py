@@ -14,7 +14,7 @@ from opmachine.instructions import (CLASSES, WAITS, WarpInstructions, group_lane
                                     listing_name, load_listing, parse_listing, segment_lanes, steps_per_warp)
 from opmachine.instructions.blocks import ACTIVE, ENTERED, NEVER, WARP, block_events
 from opmachine.instructions.code import DIVERGENCE, code_from_listing, divergence_code, trip_matrix
-from opmachine.instructions.trips import EMPTY, OUT_OF_RANGE, SKIPPED, lane_divergence
+from opmachine.instructions.trips import EMPTY, OUT_OF_RANGE, SKIPPED, lane_divergence, topo_lanes
 from opmachine.kernels import parse_kernel
 from opmachine.predict import predict_bfs
 from opmachine.profile import load_profile
@@ -137,6 +137,22 @@ def _group_lanes_naive(degrees, group_size, warps):
 def test_group_lanes_equal_their_lanes_written_out(degrees, group_size, warps):
     got = group_lanes(np.array(degrees, dtype=np.int64), group_size, warps)
     expected = _group_lanes_naive(degrees, group_size, warps)
+    assert {k: v.tolist() for k, v in got.items()} == {k: v.tolist() for k, v in expected.items()}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(-1, 3), st.integers(0, 40)), max_size=150), st.integers(0, 3),
+       st.integers(1, 9))
+def test_topo_lanes_equal_their_lanes_written_out(nodes, level, warps):
+    # lane l of chunk c takes node 32c + l: another level's node is SKIPPED, one without edges EMPTY
+    levels = np.array([lv for lv, _ in nodes], dtype=np.int32)
+    degrees = np.array([d for _, d in nodes], dtype=np.int64)
+    rows = []
+    for first in range(0, len(nodes), 32):
+        row = [SKIPPED if lv != level else (d if d > 0 else EMPTY) for lv, d in nodes[first:first + 32]]
+        rows.append(row + [OUT_OF_RANGE] * (32 - len(row)))
+    expected = lane_divergence(np.array(rows, dtype=np.int64).reshape(-1, 32), np.arange(len(rows)) % warps, warps)
+    got = topo_lanes(levels, degrees, level, warps)
     assert {k: v.tolist() for k, v in got.items()} == {k: v.tolist() for k, v in expected.items()}
 
 def test_steps_per_warp_by_hand():

@@ -139,11 +139,29 @@ def lane_divergence(lanes: np.ndarray, warp_of_step: np.ndarray, warps: int) -> 
 
 def topo_lanes(levels: np.ndarray, degrees: np.ndarray, level: int, warps: int) -> dict:
     """`lane_divergence` of a `topo` launch: chunk c (nodes 32c .. 32c+31) on warp c mod warps."""
+    parked, regroup, diverged, entered = _topo_divergence(levels, degrees, int(level), int(warps))
+    return {"parked": parked, "regroup": regroup, "diverged": diverged, "entered": entered}
+
+
+@numba.njit(cache=True, nogil=True)
+def _topo_divergence(levels, degrees, level, warps):
+    """`_divergence` of `topo_lanes`' lanes (a node of another level: SKIPPED; no edge: EMPTY; past the
+    last node: OUT_OF_RANGE), built one chunk at a time instead of as an n-long array."""
     n = levels.size
-    chunks = -(-n // 32)
-    lanes = np.full(chunks * 32, OUT_OF_RANGE, dtype=np.int64)
-    lanes[:n] = np.where(levels != level, SKIPPED, np.where(degrees > 0, degrees, EMPTY))
-    return lane_divergence(lanes.reshape(chunks, 32), np.arange(chunks) % warps, warps)
+    parked, regroup, diverged, entered = np.zeros(warps), np.zeros(warps), np.zeros(warps), np.zeros(warps)
+    values = np.empty(32, dtype=np.int64)
+    seen = np.empty(32, dtype=np.int64)
+    for c in range(-(-n // 32)):
+        for lane in range(32):
+            node = c * 32 + lane
+            if node >= n:
+                values[lane] = OUT_OF_RANGE
+            elif levels[node] != level:
+                values[lane] = SKIPPED
+            else:
+                values[lane] = degrees[node] if degrees[node] > 0 else EMPTY
+        _step_events(values, c % warps, seen, parked, regroup, diverged, entered)
+    return parked, regroup, diverged, entered
 
 
 def group_lanes(front_degrees: np.ndarray, group_size: int, warps: int) -> dict:
