@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .frontier import is_symmetric
 from .graph import CSRGraph
 
 
@@ -74,7 +75,7 @@ def largest_component(graph: CSRGraph) -> Component:
 
 
 def _largest_component(graph: CSRGraph) -> Component:
-    symmetric = graph.report is not None and graph.report.symmetrized
+    symmetric = is_symmetric(graph)
     if symmetric:
         labels = _component_labels(graph.indptr, graph.indices)
     else:

@@ -39,6 +39,69 @@ def bfs_queue(indptr, indices, source):
     return levels, queue, tail
 
 
+# Direction switches of a level-synchronous BFS (Beamer et al., SC 2012): go bottom-up when the frontier's
+# edges exceed the unexplored ones / ALPHA, back top-down when it holds fewer than n / BETA vertices.
+_ALPHA, _BETA = 14, 24
+
+
+@numba.njit(cache=True, nogil=True)
+def bfs_levels(indptr, indices, source, symmetric):
+    """BFS levels (-1 if unreached) and vertices per level, level by level. With `symmetric` (every edge
+    stored both ways, so out-neighbours are in-neighbours) a large frontier is expanded bottom-up: each
+    unreached vertex looks for a parent in it and stops at the first. The levels are a BFS's whatever the
+    direction; only the order found within a level differs, and `sorted` frontiers do not keep it."""
+    n = indptr.size - 1
+    levels = np.full(n, -1, dtype=np.int32)
+    frontier = np.empty(n, dtype=np.int32)
+    following = np.empty(n, dtype=np.int32)
+    counts = np.empty(n + 1, dtype=np.int64)  # vertices per level
+    levels[source] = 0
+    frontier[0] = source
+    size = 1
+    level = 0
+    frontier_edges = indptr[source + 1] - indptr[source]
+    unexplored = indptr[n] - frontier_edges
+    bottom_up = False
+    while size > 0:
+        counts[level] = size
+        if symmetric:
+            if not bottom_up and frontier_edges * _ALPHA > unexplored:
+                bottom_up = True
+            elif bottom_up and size * _BETA < n:
+                bottom_up = False
+        found = 0
+        found_edges = 0
+        if bottom_up:
+            for v in range(n):
+                if levels[v] < 0:
+                    for k in range(indptr[v], indptr[v + 1]):
+                        if levels[indices[k]] == level:
+                            levels[v] = level + 1
+                            following[found] = v
+                            found += 1
+                            found_edges += indptr[v + 1] - indptr[v]
+                            break
+        else:
+            for i in range(size):
+                u = frontier[i]
+                for k in range(indptr[u], indptr[u + 1]):
+                    v = indices[k]
+                    if levels[v] < 0:
+                        levels[v] = level + 1
+                        following[found] = v
+                        found += 1
+                        found_edges += indptr[v + 1] - indptr[v]
+        unexplored -= found_edges
+        frontier_edges = found_edges
+        frontier, following = following, frontier
+        size = found
+        level += 1
+    level_ptr = np.zeros(level + 1, dtype=np.int64)
+    for k in range(level):
+        level_ptr[k + 1] = level_ptr[k] + counts[k]
+    return levels, level_ptr
+
+
 @numba.njit(cache=True, nogil=True)
 def _level_ptr_of_queue(levels, queue, reached):
     depth = levels[queue[reached - 1]] + 1
@@ -136,11 +199,21 @@ def extract_frontiers(levels: np.ndarray, queue: np.ndarray, reached: int, sourc
 
 
 def bfs(graph: CSRGraph, source: int, order: str = "sorted") -> Frontiers:
-    """Run BFS from `source` and return its frontiers in `order` ("sorted" or "discovery")."""
+    """Run BFS from `source` and return its frontiers in `order` ("sorted" or "discovery"). Sorted frontiers
+    need only the levels (`bfs_levels`, bottom-up through large frontiers of a symmetric graph);
+    discovery order is the serial FIFO queue's (`bfs_queue`)."""
     _check_order(order)
     source = check_source(graph, source)
+    if order == "sorted":
+        levels, level_ptr = bfs_levels(graph.indptr, graph.indices, source, is_symmetric(graph))
+        return Frontiers(source, order, levels, _sorted_frontiers(levels, level_ptr), level_ptr)
     levels, queue, reached = bfs_queue(graph.indptr, graph.indices, source)
     return extract_frontiers(levels, queue, reached, source, order)
+
+
+def is_symmetric(graph: CSRGraph) -> bool:
+    """Whether the graph is known to store every edge both ways (symmetrized when it was loaded or built)."""
+    return bool(graph.report is not None and graph.report.symmetrized)
 
 
 def pick_sources(graph: CSRGraph, count: int, seed: int) -> np.ndarray:

@@ -11,7 +11,7 @@ from tqdm.auto import tqdm
 
 from .components import largest_component
 from .errors import InputError
-from .frontier import bfs_queue, pick_sources
+from .frontier import bfs_levels, is_symmetric, pick_sources
 from .graph import CSRGraph, count_duplicates, count_self_loops
 
 
@@ -19,8 +19,8 @@ def average_depth(graph: CSRGraph, sources: int, seed: int, progress: bool = Fal
     """Mean number of BFS levels (the source's level 0 included) over seeded random sources."""
     depths = []
     for source in tqdm(pick_sources(graph, sources, seed), desc="depth", disable=not progress, leave=False):
-        levels, _queue, _reached = bfs_queue(graph.indptr, graph.indices, int(source))
-        depths.append(int(levels.max()) + 1)
+        _levels, level_ptr = bfs_levels(graph.indptr, graph.indices, int(source), is_symmetric(graph))
+        depths.append(level_ptr.size - 1)
     return float(np.mean(depths))
 
 

@@ -111,3 +111,22 @@ def test_a_directed_graph_draws_sources_from_its_largest_strong_component():
     undirected = csr_from_edges(EdgeList(np.array([0, 1, 3]), np.array([1, 2, 4]), 6, undirected=True))
     component = largest_component(undirected)
     assert component.kind == "connected" and component.mask.tolist() == [1, 1, 1, 0, 0, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 200), density=st.floats(1.0, 12.0), seed=st.integers(0, 10_000))
+def test_levels_bottom_up_through_large_frontiers_equal_a_serial_bfs(n, density, seed):
+    # a symmetric graph lets bfs_levels expand a large frontier bottom-up (each unreached vertex looks for a
+    # parent in it); the levels, and the vertices per level, must be the serial FIFO BFS's all the same
+    from simdmodel.frontier import bfs_levels, bfs_queue
+
+    graph = random_graph(n, int(n * density), seed, undirected=True)
+    candidates = np.flatnonzero(graph.degrees() > 0)
+    if candidates.size == 0:
+        return
+    source = int(candidates[seed % candidates.size])
+    expected, _, _ = bfs_queue(graph.indptr, graph.indices, source)
+    for symmetric in (True, False):
+        levels, level_ptr = bfs_levels(graph.indptr, graph.indices, source, symmetric)
+        assert np.array_equal(levels, expected)
+        assert np.diff(level_ptr).tolist() == np.bincount(expected[expected >= 0]).tolist()
