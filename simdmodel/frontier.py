@@ -54,7 +54,7 @@ def bfs_levels(indptr, indices, source, symmetric):
     levels = np.full(n, -1, dtype=np.int32)
     frontier = np.empty(n, dtype=np.int32)
     following = np.empty(n, dtype=np.int32)
-    counts = np.empty(n + 1, dtype=np.int64)  # vertices per level
+    counts = np.empty(64, dtype=np.int64)  # vertices per level, grown as levels come
     levels[source] = 0
     frontier[0] = source
     size = 1
@@ -63,6 +63,10 @@ def bfs_levels(indptr, indices, source, symmetric):
     unexplored = indptr[n] - frontier_edges
     bottom_up = False
     while size > 0:
+        if level == counts.size:
+            grown = np.empty(2 * counts.size, dtype=np.int64)
+            grown[:level] = counts
+            counts = grown
         counts[level] = size
         if symmetric:
             if not bottom_up and frontier_edges * _ALPHA > unexplored:

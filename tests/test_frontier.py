@@ -130,3 +130,13 @@ def test_levels_bottom_up_through_large_frontiers_equal_a_serial_bfs(n, density,
         levels, level_ptr = bfs_levels(graph.indptr, graph.indices, source, symmetric)
         assert np.array_equal(levels, expected)
         assert np.diff(level_ptr).tolist() == np.bincount(expected[expected >= 0]).tolist()
+
+
+def test_a_path_deeper_than_the_first_level_count_capacity_keeps_every_level():
+    from simdmodel.frontier import bfs_levels
+
+    n = 300
+    path = csr_from_edges(EdgeList(np.arange(n - 1), np.arange(1, n), n, undirected=True))
+    levels, level_ptr = bfs_levels(path.indptr, path.indices, 0, True)
+    assert levels.tolist() == list(range(n)) and level_ptr.tolist() == list(range(n + 1))
+    assert bfs(path, 150).depth == 151
