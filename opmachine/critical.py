@@ -123,10 +123,16 @@ def _chase_issue_ns(profile, instruction: dict) -> float:
     return cycles * instruction["cycle_ns"]
 
 
+def launch_slots(warps: int, physical_warps: int) -> int:
+    """The warp slots a launch's loads and instructions are counted on: launched warp w runs on slot w mod
+    slots, its launched warps, at most the GPU's."""
+    return min(physical_warps, max(warps, 1))
+
+
 def slot_instructions(instructions, warps: int, physical_warps: int, model: CriticalPathModel):
     """Per slot (as `memory.slot_loads`): warp instructions, instruction-path ns and shared accesses of one launch
     from its `instructions.WarpInstructions` (launched warp w on slot w mod slots)."""
-    slots = min(physical_warps, max(warps, 1))
+    slots = launch_slots(warps, physical_warps)
     slot = np.arange(instructions.trips.shape[1]) % slots
     path = (instructions.stall_cycles + instructions.waits @ np.asarray(model.wait_cycles)) * model.cycle_ns
     return tuple(np.bincount(slot, weights=values, minlength=slots)

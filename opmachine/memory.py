@@ -20,7 +20,7 @@ from .cache import SetAssocGeometry, SetAssocState, lru_hits, miss_ratio_curve, 
 from .cache.lru_list import LruList, lru_access, lru_clear
 from .cache.setassoc import small_access, small_constants
 from .cache.stack import prefetch
-from .critical import _MAX_SECTORS
+from .critical import _MAX_SECTORS, launch_slots
 from .kernels import OP, SERVER_FIELDS
 from .layout import SECTOR_BYTES
 
@@ -115,6 +115,7 @@ def interleaved_jobs(warp, server, ptr, warps: int, slots: int) -> np.ndarray:
 
 @numba.njit(cache=True, nogil=True)
 def _packed_in_order(order, server, warp, ptr, slots):
+    """The jobs in `order`, packed as `interleaved_jobs` packs them (and the largest job's sectors)."""
     packed = np.empty(order.size, dtype=np.uint64)
     largest = 0
     for i in range(order.size):
@@ -294,6 +295,16 @@ def pass_through_l2(trace, l2_state: SetAssocState) -> None:
 _NO_L2 = (np.uint64(0),) * 5, np.zeros(0, np.uint8), np.zeros(0, np.int16), np.zeros(0, np.uint64)
 
 
+def _count_outcomes(trace, order, outcome, slots: int, models, counter):
+    """`_count` of a stream whose sectors' outcomes are known (`stream_outcomes`: its job order, each
+    sector's outcome)."""
+    _check_packable(trace.ptr, slots)
+    packed = _checked(*_packed_in_order(np.asarray(order, dtype=np.int64), trace.server, trace.warp, trace.ptr,
+                                        slots))
+    return _count(trace, packed, slots, models, counter, np.asarray(outcome, dtype=np.int8), 0, _NO_L2,
+                  LruList(1, 1))
+
+
 def _count(trace, packed, slots: int, models, counter, outcome, block_shift: int, l2, rows):
     """`_launch_pass` into fresh outputs: (counts, per model (jobs, sectors, waiting, waited, hot))."""
     latency = np.array([model.latency_ns for model in models]).reshape(len(models), 3, _LATENCY_SECTORS)
@@ -326,15 +337,13 @@ def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2
     sector through the L2 and row buffers as it counts it (`_launch_pass`); with the LRU model or another
     geometry the stream is simulated whole first (`stream_outcomes`). `scratch`: the prediction's, else
     a new one."""
-    slots = min(profile.physical_warps, max(trace.warps, 1))
+    slots = launch_slots(trace.warps, profile.physical_warps)
     scratch = scratch if scratch is not None else LaunchScratch(layout, profile)
     if l2_model == "setassoc" and l2_state is None:
         l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors)
     if l2_model != "setassoc" or not l2_state.small:
         (order, _, outcome), misses_at = stream_outcomes(trace, layout, profile, l2_model, l2_state)
-        _check_packable(trace.ptr, slots)
-        packed = _checked(*_packed_in_order(order, trace.server, trace.warp, trace.ptr, slots))
-        counts, loads = _count(trace, packed, slots, models, scratch.counter, outcome, 0, _NO_L2, LruList(1, 1))
+        counts, loads = _count_outcomes(trace, order, outcome, slots, models, scratch.counter)
         return counts, misses_at, loads
     sectors_per_block = profile.dram_block_bytes // SECTOR_BYTES
     if sectors_per_block & (sectors_per_block - 1):
@@ -351,12 +360,7 @@ def slot_loads_by_class(trace, outcomes, physical_warps: int, model, counter):
     sector's outcome): (jobs, sectors per outcome, waiting, waited, hot), the loads' jobs and summed latency
     split by the outcome each waits for. `counter`: zeros, one int32 per sector id (`LaunchScratch`)."""
     order, _, outcome = outcomes
-    slots = min(physical_warps, max(trace.warps, 1))
-    _check_packable(trace.ptr, slots)
-    packed = _checked(*_packed_in_order(np.asarray(order, dtype=np.int64), trace.server, trace.warp, trace.ptr,
-                                                 slots))
-    return _count(trace, packed, slots, [model], counter, np.asarray(outcome, dtype=np.int8), 0, _NO_L2,
-                  LruList(1, 1))[1][0]
+    return _count_outcomes(trace, order, outcome, launch_slots(trace.warps, physical_warps), [model], counter)[1][0]
 
 
 def slot_loads(trace, outcomes, physical_warps: int, model, counter):

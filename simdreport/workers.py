@@ -111,26 +111,23 @@ class WorkerPool:
             _RUNNING.discard(process)
 
 
-def run_calls(calls, jobs: int, pool: WorkerPool | None = None):
-    """`[function(*args) for function, args in calls]`, `jobs` at a time, in worker processes (`pool`'s,
-    else a pool of its own, closed at the end).
+def run_calls(calls, jobs: int):
+    """`[function(*args) for function, args in calls]`, `jobs` at a time, in a `WorkerPool` of `jobs`
+    processes (closed at the end).
 
     `function` must be importable by name (module level). An InputError in a worker is raised
     here with its message; any other failure as a RuntimeError with the worker's last error line.
     """
-    own = pool is None
-    pool = pool if pool is not None else WorkerPool(jobs)
     threads = ThreadPoolExecutor(max_workers=max(1, jobs))
-    try:
-        return [future.result() for future in [threads.submit(pool.call, function, *args)
-                                               for function, args in calls]]
-    except BaseException:  # Ctrl-C or a failed call: the other workers stop now
-        kill_workers()
-        raise
-    finally:
-        threads.shutdown(wait=True, cancel_futures=True)
-        if own:
-            pool.close()
+    with WorkerPool(jobs) as pool:
+        try:
+            return [future.result() for future in [threads.submit(pool.call, function, *args)
+                                                   for function, args in calls]]
+        except BaseException:  # Ctrl-C or a failed call: the other workers stop now
+            kill_workers()
+            raise
+        finally:
+            threads.shutdown(wait=True, cancel_futures=True)
 
 
 def kill_workers() -> None:

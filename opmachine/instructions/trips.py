@@ -26,6 +26,8 @@ import numba
 import numpy as np
 
 from ..kernels._jobs import ANI, EDL, ERL, OP
+from .blocks import ENTERED
+from .code import DIVERGENCE
 
 OUT_OF_RANGE, SKIPPED, EMPTY = -3, -2, -1
 """Lane exits before the loop, each a different branch to the sync: no node / queue entry for the lane,
@@ -77,9 +79,17 @@ def expansion_trips(trace, geometry, front_size: int) -> dict:
                          "search": common["round"] * search})
 
 
+_LANE_EVENTS = (*DIVERGENCE, ENTERED)  # the rows of the `_..._divergence` functions' arrays
+
+
+def _events(rows: np.ndarray) -> dict:
+    return dict(zip(_LANE_EVENTS, rows))
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
-def _step_events(values, w, seen, parked, regroup, diverged, entered):
-    """Add one step's events to warp `w`'s: its lanes' `values` (trips, or the branch they left by)."""
+def _step_events(values, w, seen, events):
+    """Add one step's events (rows of `events`, in _LANE_EVENTS order) to warp `w`'s: its lanes' `values`
+    (trips, or the branch they left by)."""
     most, least, distinct = 0, -1, 0
     for lane in range(values.size):
         value = values[lane]
@@ -94,19 +104,19 @@ def _step_events(values, w, seen, parked, regroup, diverged, entered):
         if new:
             seen[distinct] = value
             distinct += 1
-    parked[w] += most - least
-    regroup[w] += distinct - 1
-    diverged[w] += distinct > 1
-    entered[w] += most > 0
+    events[0, w] += most - least
+    events[1, w] += distinct - 1
+    events[2, w] += distinct > 1
+    events[3, w] += most > 0
 
 
 @numba.njit(cache=True, nogil=True)
 def _divergence(lanes, warp_of_step, warps):
-    parked, regroup, diverged, entered = np.zeros(warps), np.zeros(warps), np.zeros(warps), np.zeros(warps)
+    events = np.zeros((4, warps))
     seen = np.empty(lanes.shape[1], dtype=lanes.dtype)
     for s in range(lanes.shape[0]):
-        _step_events(lanes[s], warp_of_step[s], seen, parked, regroup, diverged, entered)
-    return parked, regroup, diverged, entered
+        _step_events(lanes[s], warp_of_step[s], seen, events)
+    return events
 
 
 @numba.njit(cache=True, nogil=True)
@@ -114,7 +124,7 @@ def _group_divergence(front_degrees, group_size, warps):
     """`_divergence` of `group_lanes`' lanes, built one step at a time instead of as a steps x 32 array."""
     groups = 32 // group_size
     steps = -(-front_degrees.size // groups)
-    parked, regroup, diverged, entered = np.zeros(warps), np.zeros(warps), np.zeros(warps), np.zeros(warps)
+    events = np.zeros((4, warps))
     values = np.full(32, OUT_OF_RANGE, dtype=np.int64)  # lanes beyond g groups own no entry
     seen = np.empty(32, dtype=np.int64)
     for s in range(steps):
@@ -124,23 +134,21 @@ def _group_divergence(front_degrees, group_size, warps):
             for j in range(group_size):
                 trips = -((j - degree) // group_size)
                 values[g * group_size + j] = OUT_OF_RANGE if degree < 0 else (trips if trips > 0 else EMPTY)
-        _step_events(values, s % warps, seen, parked, regroup, diverged, entered)
-    return parked, regroup, diverged, entered
+        _step_events(values, s % warps, seen, events)
+    return events
 
 
 def lane_divergence(lanes: np.ndarray, warp_of_step: np.ndarray, warps: int) -> dict:
     """`parked`, `regroup`, `diverged` and `entered` (steps in which some lane enters the loop) trips per
     launched warp from each step's lanes (steps x 32: a lane's loop trips, or OUT_OF_RANGE / SKIPPED /
     EMPTY for the branch it left by) and the warp that runs it."""
-    parked, regroup, diverged, entered = _divergence(np.ascontiguousarray(lanes, dtype=np.int64),
-                                                     np.asarray(warp_of_step, dtype=np.int64), int(warps))
-    return {"parked": parked, "regroup": regroup, "diverged": diverged, "entered": entered}
+    return _events(_divergence(np.ascontiguousarray(lanes, dtype=np.int64), np.asarray(warp_of_step, dtype=np.int64),
+                               int(warps)))
 
 
 def topo_lanes(levels: np.ndarray, degrees: np.ndarray, level: int, warps: int) -> dict:
     """`lane_divergence` of a `topo` launch: chunk c (nodes 32c .. 32c+31) on warp c mod warps."""
-    parked, regroup, diverged, entered = _topo_divergence(levels, degrees, int(level), int(warps))
-    return {"parked": parked, "regroup": regroup, "diverged": diverged, "entered": entered}
+    return _events(_topo_divergence(levels, degrees, int(level), int(warps)))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -148,7 +156,7 @@ def _topo_divergence(levels, degrees, level, warps):
     """`_divergence` of `topo_lanes`' lanes (a node of another level: SKIPPED; no edge: EMPTY; past the
     last node: OUT_OF_RANGE), built one chunk at a time instead of as an n-long array."""
     n = levels.size
-    parked, regroup, diverged, entered = np.zeros(warps), np.zeros(warps), np.zeros(warps), np.zeros(warps)
+    events = np.zeros((4, warps))
     values = np.empty(32, dtype=np.int64)
     seen = np.empty(32, dtype=np.int64)
     for c in range(-(-n // 32)):
@@ -160,17 +168,15 @@ def _topo_divergence(levels, degrees, level, warps):
                 values[lane] = SKIPPED
             else:
                 values[lane] = degrees[node] if degrees[node] > 0 else EMPTY
-        _step_events(values, c % warps, seen, parked, regroup, diverged, entered)
-    return parked, regroup, diverged, entered
+        _step_events(values, c % warps, seen, events)
+    return events
 
 
 def group_lanes(front_degrees: np.ndarray, group_size: int, warps: int) -> dict:
     """`lane_divergence` of an `sm-S` expansion: virtual warp c takes queue entries c g .. c g + g - 1
     (g = 32 / S groups of S lanes), lane j of a group walks edges j, j + S, ... of its entry, on warp
     c mod warps."""
-    parked, regroup, diverged, entered = _group_divergence(np.asarray(front_degrees, dtype=np.int64),
-                                                           int(group_size), int(warps))
-    return {"parked": parked, "regroup": regroup, "diverged": diverged, "entered": entered}
+    return _events(_group_divergence(np.asarray(front_degrees, dtype=np.int64), int(group_size), int(warps)))
 
 
 def segment_lanes(front_degrees: np.ndarray, warps: int) -> dict:
