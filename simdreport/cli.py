@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shlex
+import signal
 import sys
 import warnings
 from pathlib import Path
@@ -22,7 +23,8 @@ from .arguments import EXIT_USAGE, build_parser
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line `argv`; its exit status. Without `argv` it is the `simdmodel` program
-    (this process's arguments) and Ctrl-C exits at once (`interrupt.exit_at_once`); called with `argv`, from
+    (this process's arguments) and Ctrl-C exits at once (`interrupt.exit_at_once`, set before any heavy
+    import, and ignored once the command is done so the exit status stays its own); called with `argv`, from
     Python or a notebook, Ctrl-C is a KeyboardInterrupt that `run_command` reports (exit status
     130) and the caller's process lives on."""
     program = argv is None
@@ -33,10 +35,14 @@ def main(argv: list[str] | None = None) -> int:
         args.argv = argv  # the command as given, for provenance
         return _dispatch(args)
 
-    from .interrupt import answering, exit_at_once
-
-    with answering(exit_at_once) if program else contextlib.nullcontext():
+    if not program:
         return run_command(parse_and_run)
+    from .interrupt import exit_at_once
+
+    signal.signal(signal.SIGINT, exit_at_once)
+    status = run_command(parse_and_run)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: a Ctrl-C now would only break the interpreter's exit
+    return status
 
 
 def run_command(command, *args) -> int:

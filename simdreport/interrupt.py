@@ -3,17 +3,16 @@
 `answering(handler)` sets the SIGINT handler for a block (in the main thread; elsewhere Python
 allows none and nothing changes): `exit_at_once` for the `simdmodel` program, `signal.SIG_IGN`
 while Dask workers start so they inherit it, `signal.default_int_handler` where unwinding is safe.
+This module imports nothing of the project, so the program sets its handler before its first heavy
+import (numba, pandas) and a Ctrl-C while those load is answered too.
 """
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import sys
 import threading
-
-from simdmodel.atomic import remove_temporaries
-
-from .workers import kill_workers
 
 
 @contextlib.contextmanager
@@ -32,8 +31,12 @@ def answering(handler):
 def exit_at_once(signum, frame) -> None:
     """Ctrl-C in a command: remove its temporary outputs, stop its worker processes, say so on one
     line and exit 130 at once. Not a KeyboardInterrupt: raised while numba boxes a returned tuple,
-    that leaves a NULL in the tuple and the interpreter crashes (SIGSEGV) unpacking it."""
-    remove_temporaries()
-    kill_workers()
+    that leaves a NULL in the tuple and the interpreter crashes (SIGSEGV) unpacking it. A module not
+    loaded yet has made no temporaries and started no workers, so only loaded ones are asked."""
+    atomic, workers = sys.modules.get("simdmodel.atomic"), sys.modules.get("simdreport.workers")
+    if atomic is not None:
+        atomic.remove_temporaries()
+    if workers is not None:
+        workers.kill_workers()
     os.write(2, b"simdmodel: interrupted\n")
     os._exit(130)

@@ -139,14 +139,32 @@ def test_ctrl_c_inside_numba_code_is_one_line_and_exit_130(capsys):
 
 
 def test_ctrl_c_in_a_real_run_is_one_line_and_exit_130(tmp_path):
-    target = tmp_path / "lanes.csv"
-    process = subprocess.Popen([sys.executable, "-m", "simdreport", "analyze", "kron:scale=21", "--out", str(target)],
+    target = tmp_path / "lanes.csv"  # scale 23: tens of seconds of work, so the Ctrl-C lands mid-run on a fast machine
+    process = subprocess.Popen([sys.executable, "-m", "simdreport", "analyze", "kron:scale=23", "--out", str(target)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(4)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 130 and err == "simdmodel: interrupted\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_program_answers_ctrl_c_before_its_heavy_imports():
+    loaded = subprocess.run([sys.executable, "-c", "import sys, simdreport.cli, simdreport.interrupt; "
+                             "print(sorted({'numba', 'pandas', 'simdmodel'} & set(sys.modules)))"],
+                            capture_output=True, text=True, check=True).stdout
+    assert loaded == "[]\n"
+
+
+def test_ctrl_c_after_the_command_is_done_keeps_its_exit_status():
+    script = ("import os, signal, sys\n"
+              "from simdreport.cli import main\n"
+              f"sys.argv = ['simdmodel', 'graph', 'info', {SMALL!r}]\n"
+              "status = main()\n"
+              "os.kill(os.getpid(), signal.SIGINT)\n"
+              "sys.exit(status)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == ""
 
 
 def test_version(capsys):
@@ -211,7 +229,7 @@ def test_remove_temporaries_takes_away_what_an_unfinished_write_left(tmp_path):
 
 def test_ctrl_c_during_a_report_leaves_neither_staging_folder_nor_worker(tmp_path):
     target = tmp_path / "report"
-    process = subprocess.Popen([sys.executable, "-m", "simdreport", "report", "kron:scale=19", "rmat:scale=18",
+    process = subprocess.Popen([sys.executable, "-m", "simdreport", "report", "kron:scale=20", "rmat:scale=19",
                                 "--jobs", "2", "--out", str(target)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
