@@ -1,4 +1,5 @@
-"""Measure this machine's CPU profile: cache geometry from sysfs, load-to-use latency per level.
+"""Measure this machine's CPU profile: cache geometry from sysfs, load-to-use latency per level, and
+the costs of Listing 1's loop (`opmachine.cpu.loop_costs`).
 
 Seed 003 §5 takes its service times S_L1, S_L2, S_L3 from microbenchmarks (and Intel's Memory
 Latency Checker). Here the latency of each level is the time per load of a numba pointer chase
@@ -171,8 +172,14 @@ def working_sets(caches: list[SysCache]) -> dict[str, int]:
     return sets
 
 
+LOOP_RUNS = 3  # independent measurements of the loop costs; each field is their median
+
+
 def measure_profile(repeats: int = 3, seed: int = 1) -> dict:
-    """Cache geometry (sysfs) and latency per level and memory (pointer chase), as a dict."""
+    """Cache geometry (sysfs), latency per level and memory (pointer chase) and the loop's costs
+    (median of `LOOP_RUNS` runs of `measure_loop_costs`, each with fresh arrays), as a dict."""
+    from .cpu.loop_costs import measure_loop_costs
+
     caches = read_sysfs_caches()
     levels = [c for c in caches if c.level in (1, 2, 3)]
     if [c.level for c in levels] != [1, 2, 3]:
@@ -181,7 +188,12 @@ def measure_profile(repeats: int = 3, seed: int = 1) -> dict:
     line_bytes = levels[0].line_bytes
     sets = working_sets(levels)
     latency = {name: load_latency_ns(size, line_bytes, repeats, seed) for name, size in sets.items()}
+    runs = [measure_loop_costs([c.size_bytes for c in levels], sets["memory"], seed=seed + run) for run in range(LOOP_RUNS)]
+    loop = {key: np.median(np.array([run[key] for run in runs], dtype=np.float64), axis=0).tolist()
+            for key in runs[0] if key != "working_sets"}
     return {
+        "loop": loop,
+        "loop_working_sets": runs[0]["working_sets"],
         "line_bytes": line_bytes,
         "clock_ghz": cpu_clock_ghz(),
         "levels": [
@@ -230,18 +242,43 @@ def profile_toml(measured: dict, name: str, command: str, date: str | None = Non
         "[memory]",
         f"service_ns = {round(float(measured['memory_ns']), 3)!r}   "
         f"# pointer chase over {measured['memory_working_set_bytes']} bytes",
+    ]
+    lines += _loop_lines(measured)
+    lines += [
         "",
         "[service]",
         "measured = true",
         "provenance = " + toml_string(
             "opmachine.cpu_microbench: sizes, ways and line size from sysfs; latency = best of 3 "
             "timed random pointer chases (numba, one dependent 8-byte load per line) per working "
-            "set; clock from /proc/cpuinfo", label),
+            "set; clock from /proc/cpuinfo; [loop]: Listing 1's compiled round timed on synthetic inputs "
+            f"(opmachine.cpu.loop_costs), the median of {LOOP_RUNS} runs", label),
         f"device = {toml_string(cpu, label)}",
         f"date = {toml_string(date, label)}",
         f"command = {toml_string(command, label)}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _loop_lines(measured: dict) -> list[str]:
+    """The `[loop]` table of a measured profile (`LoopCosts`), or nothing when it was not measured."""
+    loop = measured.get("loop")
+    if not loop:
+        return []
+    floor = 0.001  # a cost the timer cannot tell from 0 is written as this, so the profile stays valid
+    gather = ", ".join(f"{round(max(float(value), floor), 4)!r}" for value in loop["gather_ns"])
+    sets = ", ".join(str(int(size)) for size in measured["loop_working_sets"])
+    return [
+        "",
+        "[loop]   # Listing 1's compiled round timed on synthetic inputs (opmachine.cpu.loop_costs), ns",
+        f"call_ns = {round(max(float(loop['call_ns']), 0.0), 2)!r}",
+        f"scan_ns = {round(max(float(loop['scan_ns']), floor), 4)!r}",
+        f"vertex_ns = {round(max(float(loop['vertex_ns']), floor), 4)!r}",
+        f"branch_ns = {round(max(float(loop['branch_ns']), floor), 3)!r}",
+        f"gather_ns = [{gather}]   # level arrays of {sets} bytes",
+        f"store_ns = {round(max(float(loop['store_ns']), 0.0), 4)!r}",
+        f"store_branch_ns = {round(max(float(loop['store_branch_ns']), floor), 3)!r}",
+    ]
 
 
 def write_profile(path, name: str | None = None, repeats: int = 3, seed: int = 1,

@@ -86,9 +86,16 @@ def render_cpu(table: pd.DataFrame, profile, fmt: str, per_level: bool, header: 
         if per_level:
             out["per_round"] = records(table)
         return json.dumps(out, indent=2) + "\n"
+    caches = "warm caches" if table.attrs.get("warm") else "cold caches"
+    if "bound_ns" in table:
+        shares = {name: table[f"{name.lower()}_ns"].sum() for name in ("core", "L1", "L2", "L3", "MEM")}
+        busiest = max(shares, key=shares.get)
+        how = (f"the loop's measured costs, {caches}; {busiest} {shares[busiest] / total['predicted_ns']:.0%} of it; "
+               f"MLP-1 serial bound {total['serial_ns'] / 1e6:.4g} ms")
+    else:
+        how = f"bottleneck law, MLP 1, {caches}; every access serialised: {total['serial_ns'] / 1e6:.4g} ms"
     text = (f"{header}\nCPU {profile.name}: {total['rounds']} rounds, {total['jobs']:,} memory instructions, "
-            f"predicted {total['predicted_ns'] / 1e6:.4g} ms (bottleneck law; every access serialised: "
-            f"{total['serial_ns'] / 1e6:.4g} ms)\n")
+            f"predicted {total['predicted_ns'] / 1e6:.4g} ms ({how})\n")
     if per_level:
         text += "\n" + table.to_string(index=False) + "\n"
     return text

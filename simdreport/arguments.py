@@ -200,7 +200,8 @@ def _opm_parser(commands) -> None:
     opm.add_argument("--kernel", default="topo", help="topo, sm-S (S in 1..32), ws or scan (default topo)")
     opm.add_argument("--gpu", help="GPU profile name or .toml path (default: this machine's GPU's measured profile, "
                      "else h200)")
-    opm.add_argument("--cpu", help="predict the serial CPU BFS (seed 003 §4) on this CPU profile instead")
+    opm.add_argument("--cpu", help="predict the serial CPU BFS (seed 003 §4) on this CPU profile instead (a "
+                     "shipped name or a .toml from python -m opmachine.cpu_microbench)")
     opm.add_argument("--threads", type=int, help="launch exactly N threads (a multiple of 32)")
     opm.add_argument("--block", type=int, help="threads per block (default 256; the CTA size of scan)")
     opm.add_argument("--grid", type=int, help="blocks (default: one full wave for topo, what the frontier "
@@ -215,7 +216,8 @@ def _opm_parser(commands) -> None:
                         help="keep the L2's contents from launch to launch, as back-to-back launches find it "
                         "(the default with the set-associative L2)")
     warmth.add_argument("--cold-l2", action="store_true",
-                        help="start every launch with a cold L2, as Nsight Compute measures a kernel")
+                        help="start every launch with a cold L2, as Nsight Compute measures a kernel (with "
+                        "--cpu: start the BFS with empty caches; by default they hold the previous run)")
     opm.add_argument("--time-model", choices=["critical", "eq4"],
                      help="critical (default): the load falls as warps finish and the last warps wait their "
                      "own latency; eq4: seed 003's Eq. 4 with one load N_G / W_max per launch")

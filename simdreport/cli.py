@@ -242,7 +242,7 @@ def _run_opm(args) -> int:
 
         from simdmodel.frontier import bfs
 
-        table = predict_cpu(graph, bfs(graph, source), profile)
+        table = predict_cpu(graph, bfs(graph, source), profile, warm=not args.cold_l2)
         header = f"graph {graph.name}: n={graph.n:,} m={graph.m:,}  source {source}"
         emit(render_cpu(table, profile, fmt, args.per_level, header), args.out)
         return 0

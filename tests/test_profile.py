@@ -28,9 +28,10 @@ from opmachine.profile import (
 )
 from simdmodel.errors import InputError
 
-SHIPPED = ["c2050", "h100", "h200", "k40c", "westmere"]
+SHIPPED = ["c2050", "epyc-kvm", "h100", "h200", "k40c", "westmere"]
 GPUS = ["c2050", "h100", "h200", "k40c"]
-MEASURED_GPUS = ["h100", "h200"]  # curves written by gpu_validate.microbench (h100 through profile_gpu)
+MEASURED_GPUS = ["h100", "h200"]
+MEASURED_CPUS = ["epyc-kvm"]  # this project's CI machine kind, by opmachine.cpu_microbench  # curves written by gpu_validate.microbench (h100 through profile_gpu)
 K40C_TEXT = Path(load_profile("k40c").path).read_text(encoding="utf-8")
 WESTMERE_TEXT = Path(load_profile("westmere").path).read_text(encoding="utf-8")
 MEASURED = {"provenance": "pointer chase and streams", "device": "NVIDIA H100 80GB HBM3",
@@ -113,6 +114,9 @@ def test_every_shipped_profile_loads_by_name_and_by_path(name):
     assert load_profile(profile.path) == profile
     if name in MEASURED_GPUS:  # curves from gpu_validate.microbench on the device named in the provenance
         assert profile.measured is True and profile.provenance["device"] and profile.provenance["command"]
+    elif name in MEASURED_CPUS:  # latencies and loop costs from opmachine.cpu_microbench on the machine named
+        assert profile.measured is True and profile.loop is not None
+        assert profile.provenance["command"] == f"python -m opmachine.cpu_microbench --out opmachine/profiles/{name}.toml"
     else:
         assert profile.measured is False and "not measured" in profile.provenance["provenance"]
     assert isinstance(profile, GPUProfile if name in GPUS else CPUProfile)
@@ -130,7 +134,7 @@ def test_measured_curves_never_rise_and_a_row_miss_is_never_cheaper(name):
 def test_available_profiles_by_kind():
     assert available_profiles() == SHIPPED
     assert available_profiles("gpu") == GPUS
-    assert available_profiles("cpu") == ["westmere"]
+    assert available_profiles("cpu") == ["epyc-kvm", "westmere"]
 
 
 def test_k40c_figures_from_the_paper():
@@ -279,7 +283,7 @@ def test_kind_mismatch_messages():
 
 
 def test_unknown_name_lists_the_available_ones():
-    expected = r"^profile k80: no such profile \(available: c2050, h100, h200, k40c, westmere\)$"
+    expected = r"^profile k80: no such profile \(available: c2050, epyc-kvm, h100, h200, k40c, westmere\)$"
     with pytest.raises(ProfileError, match=expected):
         load_profile("k80")
 

@@ -11,8 +11,9 @@ import numpy as np
 
 from simdmodel.errors import InputError
 
-from ..cache import SetAssocGeometry, setassoc_hits, stack_distances
+from ..cache import SetAssocGeometry, SetAssocState, stack_distances
 from ..profile import CPUProfile
+from .kernel import NF1
 from .trace import CPUTrace
 
 LEVEL_NAMES = ("L1", "L2", "L3", "MEM")
@@ -47,12 +48,24 @@ def profile_levels(profile) -> tuple:
     return levels
 
 
-def cache_levels(trace, profile, model: str = "setassoc") -> np.ndarray:
+def prior_run(trace: CPUTrace) -> np.ndarray:
+    """What a cache holds before a repeated BFS: the line ids of the previous run of the same BFS,
+    then of the reset that labels every node -1 again (`kernel.reset_levels`, one store per node)."""
+    level = trace.bases_bytes["level"]
+    nodes = int(np.count_nonzero(trace.servers[trace.round(1)] == NF1))  # every round tests every node once
+    reset = np.arange(level // trace.line_bytes, (level + 4 * max(nodes, 1) - 1) // trace.line_bytes + 1,
+                      dtype=trace.line_ids.dtype)
+    return np.concatenate([trace.line_ids, reset])
+
+
+def cache_levels(trace, profile, model: str = "setassoc", warm: bool = False) -> np.ndarray:
     """Which level serves each access: 0 = L1, 1 = L2, 2 = L3, ..., len(levels) = memory (int8).
 
     `trace` is a `CPUTrace` (its line size must equal the profile's) or an array of line ids in
-    units of `profile.line_bytes`. Caches start empty and stay warm across rounds (one serial
-    process). Loads and stores are treated alike (write-allocate; write-backs are not modelled).
+    units of `profile.line_bytes`. Caches start empty, or with `warm` (a `CPUTrace` only) as the
+    previous run of the same BFS and the reset of the levels leave them (`prior_run`), as a BFS
+    timed again and again finds them; they stay warm across rounds (one serial process). Loads and
+    stores are treated alike (write-allocate; write-backs are not modelled).
 
     - "setassoc": each level is a set-associative LRU cache of the profile's size, ways and line
       (not sectored), in series: L2 sees only L1 misses, L3 only L2 misses. The levels are thus
@@ -72,34 +85,41 @@ def cache_levels(trace, profile, model: str = "setassoc") -> np.ndarray:
                              f"{profile.name!r} has {line_bytes}-byte lines")
         ids = trace.line_ids
     else:
+        if warm:
+            raise InputError("a warm start needs the CPUTrace of the BFS (its previous run fills the caches)")
         ids = np.asarray(trace)
         if ids.ndim != 1 or not np.issubdtype(ids.dtype, np.integer):
             raise InputError("line ids must be a 1-D integer array")
         if ids.size and ids.min() < 0:
             raise InputError("line ids must be >= 0")
-    memory_level = len(levels)
     if ids.size == 0:
         return np.empty(0, dtype=np.int8)
+    prior = prior_run(trace) if warm else ids[:0]
     if model == "lru":
         capacities = np.array([int(level.bytes) // line_bytes for level in levels], dtype=np.int64)
-        distances = stack_distances(ids, int(ids.max()) + 1)
+        stream = np.concatenate([prior, ids]) if prior.size else ids
+        distances = stack_distances(stream, int(stream.max()) + 1)[prior.size:]
         return _levels_from_distances_njit(distances, capacities)
-    out = np.full(ids.size, memory_level, dtype=np.int8)
-    positions = None  # indices into ids of the accesses that reach the current level
-    remaining = ids
-    for index, level in enumerate(levels):
-        if remaining.size == 0:
+    universe = int(max(ids.max(), prior.max() if prior.size else 0)) + 1
+    states = [SetAssocState(SetAssocGeometry.from_capacity(int(level.bytes), int(level.ways), line_bytes=line_bytes,
+                                                           sector_bytes=line_bytes), universe)
+              for level in levels]
+    if prior.size:
+        _series_levels(prior, states)
+    return _series_levels(ids, states)
+
+
+def _series_levels(ids: np.ndarray, states: list) -> np.ndarray:
+    """The level serving each access of `ids` in caches `states` (L1 first) in series: a level sees
+    only the misses of the one before it; memory serves what every level misses."""
+    out = np.full(ids.size, len(states), dtype=np.int8)
+    hits = np.asarray(states[0].hits(ids)[0], dtype=bool)
+    out[hits] = 0
+    positions = np.flatnonzero(~hits)  # indices into ids of the accesses that reach the next level
+    for index, state in enumerate(states[1:], start=1):
+        if positions.size == 0:
             break
-        geometry = SetAssocGeometry.from_capacity(int(level.bytes), int(level.ways),
-                                                        line_bytes=line_bytes,
-                                                        sector_bytes=line_bytes)
-        hits = np.asarray(setassoc_hits(remaining, geometry)[0], dtype=bool)
-        misses = np.flatnonzero(~hits)
-        if positions is None:
-            out[hits] = index
-            positions = misses
-        else:
-            out[positions[hits]] = index
-            positions = positions[misses]
-        remaining = ids[positions]
+        hits = np.asarray(state.hits(ids[positions])[0], dtype=bool)
+        out[positions[hits]] = index
+        positions = positions[~hits]
     return out

@@ -2,7 +2,11 @@
 
 The operator machine's jobs are the memory instructions of `cpu_trace`, its servers the cache
 levels that `cache_levels` finds serving them; `predict_cpu` gives completions per level and round,
-visits, the bottleneck level and the predicted round time N * max_i V_i S_i (MLP 1 as in §5).
+visits, the bottleneck level and the predicted round time. A profile of latencies only (seed 003's
+Westmere) gives N * max_i V_i S_i (MLP 1 as in §5); a profile measured on its machine, with the
+loop's costs (`LoopCosts`), prices each round's events (`events.round_events`) instead: the core's
+scan, set-up, stores and mispredictions, and each edge's level load at the cost of the level serving
+it, with the overlap the machine achieves measured inside that cost.
 """
 from __future__ import annotations
 
@@ -17,10 +21,13 @@ from simdmodel.frontier import Frontiers
 from simdmodel.graph import CSRGraph
 
 from ..bfs_machine import SERVERS
+from .events import (EVENT_NAMES, EXIT_SWITCHES, FRONTIER, FRONTIER_SWITCHES, NODES, STORE_SWITCHES, STORES,
+                     round_events)
 from .hierarchy import LEVEL_NAMES, cache_levels, profile_levels
 from .trace import CPUTrace, cpu_trace
 
 TRACE_SERVERS = SERVERS[1:]  # ANI issues no memory instruction on the CPU
+CORE = "core"  # the loop's own work, the server beside the cache levels in a loop-cost prediction
 
 
 @numba.njit(cache=True, nogil=True)
@@ -48,20 +55,27 @@ def service_times_ns(profile) -> np.ndarray:
 
 
 def predict_cpu(graph: CSRGraph, frontiers: Frontiers, profile, model: str = "setassoc",
-                trace: CPUTrace | None = None) -> pd.DataFrame:
+                trace: CPUTrace | None = None, warm: bool = False) -> pd.DataFrame:
     """Per-round operational analysis of serial topology-driven BFS on a CPU (seed 003 §4-5, Eq. 1-2).
 
     One row per round r = 1..depth (`level` = r-1 is the frontier it expands). jobs N = memory
     instructions; c_l1..c_mem = accesses served at each level (completions C_i, by `cache_levels`
-    with `model`); v_* = C_i / N; S_i = the profile's service times (latencies; memory_ns for
-    MEM). With an MLP of 1 (§5) the bottleneck law gives
+    with `model`, caches cold or, with `warm`, as the previous run of the same BFS leaves them);
+    v_* = C_i / N; S_i = the profile's service times (latencies; memory_ns for MEM).
+    `serial_ns` = sum_i C_i S_i is the MLP-1 bound: every access waits its full latency, one after
+    another. `jobs_nf1`..`jobs_op` split N by operator-machine server (ERL issues two loads per node).
 
-        predicted_ns = N * max_i V_i S_i = max_i C_i S_i,   bottleneck = argmax (ties: lower level)
+    A profile without loop costs (seed 003's Westmere) predicts with the bottleneck law at MLP 1 (§5):
+    predicted_ns = N * max_i V_i S_i = max_i C_i S_i, bottleneck = argmax (ties: lower level), the
+    time if every level overlapped perfectly with the others (the model of Fig. 3).
 
-    the time if every level overlapped perfectly with the others (the model of Fig. 3), while
-    `serial_ns` = sum_i C_i S_i is the MLP-1 upper bound: every access waits its full latency,
-    one after another. `jobs_nf1`..`jobs_op` split N by operator-machine server (ERL issues two
-    loads per node). A precomputed `trace` with the profile's line size may be passed.
+    A profile with loop costs (`profile.loop`, measured on the machine) prices each round's events
+    (`events.round_events`, columns `nodes` .. `store_switches`): the core's demand
+    `core_ns` = call + nodes x scan + frontier x vertex + (frontier + exit switches) x branch
+    + stores x store + store switches x store branch, and each level's demand `l1_ns` .. `mem_ns` =
+    its edge loads x gather_L + its stream starts beyond L1 x (gather_L - gather_L1). One core does
+    all of it, so predicted_ns is their sum; bottleneck names the largest, `bound_ns` is it alone
+    (the bottleneck law's lower bound). A precomputed `trace` with the profile's line size may be passed.
     """
     levels = profile_levels(profile)
     if len(levels) != 3:
@@ -70,24 +84,47 @@ def predict_cpu(graph: CSRGraph, frontiers: Frontiers, profile, model: str = "se
     service = service_times_ns(profile)
     if trace is None:
         trace = cpu_trace(graph, frontiers, line_bytes=int(profile.line_bytes))
-    served = cache_levels(trace, profile, model)
+    served = cache_levels(trace, profile, model, warm=warm)
     by_level, by_server = _round_counts_njit(served, trace.servers, trace.round_ptr,
                                              len(LEVEL_NAMES), len(SERVERS))
     rounds = np.arange(1, trace.rounds + 1, dtype=np.int64)
     jobs = by_level.sum(axis=1)
     demand_ns = by_level * service  # C_i * S_i = N * V_i * S_i
-    bottleneck = np.argmax(demand_ns, axis=1)
     table = {"round": rounds, "level": rounds - 1, "jobs": jobs}
     for j, name in enumerate(LEVEL_NAMES):
         table[f"c_{name.lower()}"] = by_level[:, j]
     for j, name in enumerate(LEVEL_NAMES):
         table[f"v_{name.lower()}"] = by_level[:, j] / jobs
-    table["bottleneck"] = np.array(LEVEL_NAMES, dtype=object)[bottleneck]
-    table["predicted_ns"] = demand_ns.max(axis=1)
+    if profile.loop is None:
+        table["bottleneck"] = np.array(LEVEL_NAMES, dtype=object)[np.argmax(demand_ns, axis=1)]
+        table["predicted_ns"] = demand_ns.max(axis=1)
+    else:
+        events, gathers, starts = round_events(trace, served, len(LEVEL_NAMES))
+        for j, name in enumerate(EVENT_NAMES):
+            table[name] = events[:, j]
+        demands = loop_demands_ns(profile.loop, events, gathers, starts)
+        names = [CORE, *LEVEL_NAMES]
+        for j, name in enumerate(names):
+            table[f"{name.lower()}_ns"] = demands[:, j]
+        table["bottleneck"] = np.array(names, dtype=object)[np.argmax(demands, axis=1)]
+        table["predicted_ns"] = demands.sum(axis=1)
+        table["bound_ns"] = demands.max(axis=1)
     table["serial_ns"] = demand_ns.sum(axis=1)
     for name in TRACE_SERVERS:
         table[f"jobs_{name.lower()}"] = by_server[:, SERVERS.index(name)]
     frame = pd.DataFrame(table)
-    frame.attrs.update(profile=str(profile.name), model=model,
+    frame.attrs.update(profile=str(profile.name), model=model, warm=bool(warm),
+                       time="loop costs" if profile.loop is not None else "bottleneck law, MLP 1",
                        service_ns=dict(zip(LEVEL_NAMES, service.tolist(), strict=True)))
     return frame
+
+
+def loop_demands_ns(loop, events: np.ndarray, gathers: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per round, the demand (ns) on the core, then on each cache level and memory, from the loop's
+    measured costs and the round's events (`predict_cpu` gives the formula)."""
+    gather = np.asarray(loop.gather_ns, dtype=np.float64)
+    core = (loop.call_ns + events[:, NODES] * loop.scan_ns + events[:, FRONTIER] * loop.vertex_ns
+            + (events[:, FRONTIER_SWITCHES] + events[:, EXIT_SWITCHES]) * loop.branch_ns
+            + events[:, STORES] * loop.store_ns + events[:, STORE_SWITCHES] * loop.store_branch_ns)
+    levels = gathers * gather + starts * (gather - gather[0])
+    return np.column_stack([core, levels])

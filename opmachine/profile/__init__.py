@@ -16,7 +16,7 @@ One concept per module: `curve` (S(m)), `schema` (key names, typed checks, prove
 `writing` (measured profiles written, validated and moved into place), `errors`.
 """
 from .compaction import CompactionCosts
-from .cpu_profile import CacheLevel, CPUProfile
+from .cpu_profile import CacheLevel, CPUProfile, LoopCosts
 from .curve import Curve, closed_queue_curve
 from .errors import ProfileError, ProfileKindError
 from .gpu_profile import GPUProfile
@@ -54,6 +54,7 @@ __all__ = [
     "CacheLevel",
     "CompactionCosts",
     "Curve",
+    "LoopCosts",
     "GPUProfile",
     "GPU_HARDWARE_KEYS",
     "HARDWARE_ORIGINS",

@@ -1,11 +1,12 @@
-"""A CPU profile (seed 003 §4-5): cache levels with their service times, then memory."""
+"""A CPU profile (seed 003 §4-5): cache levels with their service times, then memory; and, where the
+profile was measured on its machine, the measured costs of Listing 1's loop (`[loop]`, `LoopCosts`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from .schema import Checker, describe
 
-__all__ = ["CPUProfile", "CacheLevel", "parse_cpu"]
+__all__ = ["CPUProfile", "CacheLevel", "LoopCosts", "parse_cpu"]
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,34 @@ class CacheLevel:
     bytes: int
     ways: int
     service_ns: float
+
+
+@dataclass(frozen=True)
+class LoopCosts:
+    """What each event of Listing 1's loop costs on one core, in ns, measured by running the compiled
+    loop itself on synthetic inputs (`opmachine.cpu.loop_costs`): the out-of-order overlap and the
+    prefetching the machine achieves are inside each figure, none is assumed.
+
+    - `call_ns`: one round's fixed cost (calling the compiled round and timing it);
+    - `scan_ns`: one node's level test that fails (the sequential NF1 stream);
+    - `vertex_ns`: a frontier node's extra work with no edges (ERL loads, loop set-up);
+    - `branch_ns`: one mispredicted branch of the node loop (frontier test, inner-loop exit);
+    - `gather_ns`: one edge (EDL stream, NF2 load and test) whose level load is served at each cache
+      level and memory, L1 first: the memory-level parallelism of independent loads is inside;
+    - `store_ns`: an edge's extra cost when it stores (OP), over `gather_ns`;
+    - `store_branch_ns`: one mispredicted "unvisited?" branch, which waits for its level load.
+    """
+
+    call_ns: float
+    scan_ns: float
+    vertex_ns: float
+    branch_ns: float
+    gather_ns: tuple[float, ...]
+    store_ns: float
+    store_branch_ns: float
+
+
+LOOP_KEYS = ("call_ns", "scan_ns", "vertex_ns", "branch_ns", "gather_ns", "store_ns", "store_branch_ns")
 
 
 @dataclass(frozen=True)
@@ -31,9 +60,11 @@ class CPUProfile:
     memory_ns: float
     measured: bool
     provenance: dict[str, str]
+    loop: LoopCosts | None = None
 
 
 CPU_TOP_KEYS = ("name", "kind", "description", "hardware", "levels", "memory", "service")
+CPU_OPTIONAL_KEYS = ("loop",)
 
 
 def parse_cpu(check: Checker, doc: dict, name: str, description: str, where: str) -> CPUProfile:
@@ -69,5 +100,26 @@ def parse_cpu(check: Checker, doc: dict, name: str, description: str, where: str
     check.keys(memory, "memory", ("service_ns",))
     memory_ns = check.number(memory["service_ns"], "memory.service_ns")
     measured, provenance = check.service(service, (), run_required=False)
+    loop = _parse_loop(check, doc["loop"], len(parsed) + 1) if "loop" in doc else None
     return CPUProfile(name=name, description=description, path=where, clock_ghz=clock_ghz, line_bytes=line_bytes,
-                      levels=tuple(parsed), memory_ns=memory_ns, measured=measured, provenance=provenance)
+                      levels=tuple(parsed), memory_ns=memory_ns, measured=measured, provenance=provenance,
+                      loop=loop)
+
+
+def _parse_loop(check: Checker, table, servers: int) -> LoopCosts:
+    """`[loop]`: every cost > 0 but `call_ns` and `store_ns` (>= 0); `gather_ns` one per cache level and memory."""
+    table = check.table(table, "loop")
+    check.keys(table, "loop", LOOP_KEYS)
+    gather = table["gather_ns"]
+    if not isinstance(gather, list) or len(gather) != servers:
+        check.fail("loop.gather_ns", f"must be an array of {servers} numbers (each cache level, then memory), "
+                                     f"got {describe(gather)}")
+    return LoopCosts(
+        call_ns=check.number(table["call_ns"], "loop.call_ns", allow_zero=True),
+        scan_ns=check.number(table["scan_ns"], "loop.scan_ns"),
+        vertex_ns=check.number(table["vertex_ns"], "loop.vertex_ns"),
+        branch_ns=check.number(table["branch_ns"], "loop.branch_ns"),
+        gather_ns=tuple(check.number(value, f"loop.gather_ns[{i}]") for i, value in enumerate(gather)),
+        store_ns=check.number(table["store_ns"], "loop.store_ns", allow_zero=True),
+        store_branch_ns=check.number(table["store_branch_ns"], "loop.store_branch_ns"),
+    )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from simdmodel.errors import InputError
 
-from .cpu_profile import CPU_TOP_KEYS, CPUProfile, parse_cpu
+from .cpu_profile import CPU_OPTIONAL_KEYS, CPU_TOP_KEYS, CPUProfile, parse_cpu
 from .errors import ProfileError, ProfileKindError
 from .gpu_profile import GPU_OPTIONAL_KEYS, GPU_TOP_KEYS, GPUProfile, parse_gpu
 from .schema import NAME_RE, Checker, describe
@@ -104,7 +104,7 @@ def _parse_doc(doc: dict, label: str, where: str) -> GPUProfile | CPUProfile:
     if kind == "gpu":
         check.keys(doc, "", GPU_TOP_KEYS, GPU_OPTIONAL_KEYS)
     else:
-        check.keys(doc, "", CPU_TOP_KEYS)
+        check.keys(doc, "", CPU_TOP_KEYS, CPU_OPTIONAL_KEYS)
     name = check.string(doc["name"], "name")
     if not NAME_RE.match(name):
         check.fail("name", f"must be letters, digits, '_', '.', '+' or '-', got {name!r}")

@@ -1,0 +1,266 @@
+"""The CPU model's loop costs: the round events read off the trace, the warm caches, the prediction
+that prices them, the `[loop]` table of a CPU profile and the microbenchmark that measures it.
+
+The references are a plain-Python Listing 1 that counts the events as it runs, and Figure 2 of
+seed 003 worked by hand.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from opmachine import cpu_microbench
+from opmachine.cpu import cache_levels, cpu_trace, predict_cpu
+from opmachine.cpu.events import EVENT_NAMES, round_events
+from opmachine.cpu.kernel import EDL, ERL, NF2
+from opmachine.cpu.loop_costs import measure_loop_costs
+from opmachine.profile import LoopCosts, load_profile
+from opmachine.profile.loading import parse_profile_bytes
+from simdmodel.errors import InputError
+from simdmodel.frontier import bfs
+from test_cpu import figure2_graph, random_graph, some_source, tiny_profile
+
+LOOP = LoopCosts(call_ns=100.0, scan_ns=1.0, vertex_ns=10.0, branch_ns=1000.0, gather_ns=(2.0, 20.0, 200.0, 2000.0),
+                 store_ns=5.0, store_branch_ns=300.0)
+
+
+def naive_events(indptr, indices, source, rounds):
+    """Listing 1 in plain Python, counting per round the `EVENT_NAMES` events as it goes."""
+    n = len(indptr) - 1
+    level = [-1] * n
+    level[source] = 0
+    out = []
+    for r in range(1, rounds + 1):
+        counts = dict.fromkeys(EVENT_NAMES, 0)
+        was_frontier, stored_last, last_degree = False, False, -1
+        for v in range(n):
+            counts["nodes"] += 1
+            frontier = level[v] == r - 1
+            counts["frontier_switches"] += frontier != was_frontier
+            was_frontier = frontier
+            if not frontier:
+                continue
+            counts["frontier"] += 1
+            degree = int(indptr[v + 1] - indptr[v])
+            for e in range(int(indptr[v]), int(indptr[v + 1])):
+                dst = int(indices[e])
+                stores = level[dst] == -1
+                counts["store_switches"] += stores != stored_last
+                stored_last = stores
+                if stores:
+                    level[dst] = r
+                    counts["stores"] += 1
+            counts["edges"] += degree
+            counts["exit_switches"] += degree > 0 and degree != last_degree
+            last_degree = degree
+        out.append([counts[name] for name in EVENT_NAMES])
+    return np.array(out, dtype=np.int64)
+
+
+def test_figure2_events_by_hand():
+    graph = figure2_graph()
+    trace = cpu_trace(graph, bfs(graph, 0))
+    events, gathers, starts = round_events(trace, cache_levels(trace, tiny_profile(), warm=True), 4)
+    # Round 1: frontier {A}: the test switches at A and after it; A's two edges both store (one
+    # switch, to "stores"); A's degree 2 is new. Round 2: {B, E} switch four times; B->E finds E
+    # labelled, B->C, B->D, E->F store (one switch); degrees 3 then 1. Round 3: {C, D, F}, no edges.
+    assert events.tolist() == [[6, 1, 2, 2, 2, 1, 1], [6, 2, 4, 3, 4, 2, 1], [6, 3, 0, 0, 3, 0, 0]]
+    # Warm, the three lines of the layout fit the one 4-way set of L1: every access is an L1 hit.
+    assert gathers.tolist() == [[2, 0, 0, 0], [4, 0, 0, 0], [0, 0, 0, 0]]
+    assert starts.tolist() == [[2, 0, 0, 0], [4, 0, 0, 0], [3, 0, 0, 0]]
+
+
+def test_figure2_loop_prediction_by_hand():
+    graph = figure2_graph()
+    profile = dataclasses.replace(tiny_profile(), loop=LOOP)
+    warm = predict_cpu(graph, bfs(graph, 0), profile, warm=True)
+    # core = call + nodes x scan + frontier x vertex + (frontier + exit switches) x branch
+    #        + stores x store + store switches x store branch; L1 = edges x 2.
+    # Round 1: 100 + 6 + 10 + 3 x 1000 + 2 x 5 + 300 = 3426, L1 4. Round 2: 100 + 6 + 20 + 6000
+    # + 15 + 300 = 6441, L1 8. Round 3: 100 + 6 + 30 + 3000 = 3136.
+    assert warm["core_ns"].tolist() == [3426.0, 6441.0, 3136.0]
+    assert warm["l1_ns"].tolist() == [4.0, 8.0, 0.0]
+    assert warm["predicted_ns"].tolist() == [3430.0, 6449.0, 3136.0]
+    assert warm["bound_ns"].tolist() == [3426.0, 6441.0, 3136.0]
+    assert warm["bottleneck"].tolist() == ["core", "core", "core"]
+    # Cold, round 1's first touches of row_start and edge_dst are its two stream starts, from memory:
+    # 2 x (2000 - 2) = 3996 > the core's 3426. Level was touched first by the scan (NF1).
+    cold = predict_cpu(graph, bfs(graph, 0), profile)
+    assert cold["mem_ns"].tolist() == [3996.0, 0.0, 0.0]
+    assert cold["predicted_ns"].tolist()[0] == 3426.0 + 4.0 + 3996.0
+    assert cold["bottleneck"].tolist() == ["MEM", "core", "core"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(2, 90), density=st.floats(0.3, 5.0), seed=st.integers(0, 10_000), warm=st.booleans())
+def test_events_match_a_plain_listing1(n, density, seed, warm):
+    graph = random_graph(n, max(1, int(n * density)), seed, undirected=bool(seed % 2))
+    source = some_source(graph, seed)
+    if source is None:
+        return
+    front = bfs(graph, source)
+    trace = cpu_trace(graph, front)
+    profile = tiny_profile(((128, 2, 1.0), (512, 4, 3.0), (2048, 8, 9.0)), memory_ns=30.0)
+    served = cache_levels(trace, profile, warm=warm)
+    events, gathers, starts = round_events(trace, served, 4)
+    assert events.tolist() == naive_events(graph.indptr, graph.indices, source, front.depth).tolist()
+    for r in range(trace.rounds):  # every edge's level load once, by the level serving it
+        part = trace.round(r + 1)
+        servers, levels = trace.servers[part], served[part]
+        assert gathers[r].tolist() == np.bincount(levels[servers == NF2], minlength=4).tolist()
+        first_erl = (servers == ERL) & (np.r_[-1, servers[:-1]] != ERL)
+        first_edl = (servers == EDL) & (np.r_[-1, servers[:-1]] == ERL)
+        assert starts[r].tolist() == np.bincount(levels[first_erl | first_edl], minlength=4).tolist()
+    switches = events[:, [EVENT_NAMES.index("frontier_switches")]]
+    assert (switches <= events[:, [0]]).all()
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(2, 60), density=st.floats(0.5, 4.0), seed=st.integers(0, 10_000))
+def test_loop_prediction_is_the_sum_of_its_demands(n, density, seed):
+    graph = random_graph(n, max(1, int(n * density)), seed)
+    source = some_source(graph, seed)
+    if source is None:
+        return
+    profile = dataclasses.replace(tiny_profile(((128, 2, 1.0), (512, 4, 3.0), (2048, 8, 9.0)), memory_ns=30.0),
+                                  loop=LOOP)
+    table = predict_cpu(graph, bfs(graph, source), profile, warm=bool(seed % 2))
+    demands = table[["core_ns", "l1_ns", "l2_ns", "l3_ns", "mem_ns"]].to_numpy()
+    assert np.allclose(table["predicted_ns"], demands.sum(axis=1))
+    assert np.allclose(table["bound_ns"], demands.max(axis=1)) and (demands >= 0).all()
+    assert (table["edges"] == table["jobs_nf2"]).all() and (table["edges"] == table["jobs_edl"]).all()
+    assert (table["stores"] == table["jobs_op"]).all() and (table["frontier"] * 2 == table["jobs_erl"]).all()
+
+
+def test_a_warm_cache_holds_what_the_previous_run_left():
+    graph = figure2_graph()
+    trace = cpu_trace(graph, bfs(graph, 0))
+    cold = cache_levels(trace, tiny_profile())
+    warm = cache_levels(trace, tiny_profile(), warm=True)
+    assert (cold == 3).sum() == 3 and (warm == 0).all()  # three first touches from memory, then none
+    with pytest.raises(InputError, match="warm start needs the CPUTrace"):
+        cache_levels(trace.line_ids, tiny_profile(), warm=True)
+    lru = cache_levels(trace, tiny_profile(), "lru", warm=True)
+    assert (lru == 0).all()
+
+
+def loop_toml(**changes) -> bytes:
+    loop = {"call_ns": 300.0, "scan_ns": 0.24, "vertex_ns": 0.1, "branch_ns": 6.0, "gather_ns": [0.6, 0.7, 2.0, 12.0],
+            "store_ns": 0.1, "store_branch_ns": 8.0, **changes}
+    lines = [f"{key} = {value!r}" if not isinstance(value, str) else f"{key} = {value}" for key, value in loop.items()
+             if value is not None]
+    return ("""name = "box"
+kind = "cpu"
+description = "toy"
+[hardware]
+clock_ghz = 2.0
+line_bytes = 64
+[[levels]]
+name = "L1"
+bytes = 32768
+ways = 8
+service_ns = 1.5
+[[levels]]
+name = "L2"
+bytes = 1048576
+ways = 8
+service_ns = 5.0
+[[levels]]
+name = "L3"
+bytes = 33554432
+ways = 16
+service_ns = 20.0
+[memory]
+service_ns = 90.0
+[service]
+measured = true
+provenance = "test"
+[loop]
+""" + "\n".join(lines) + "\n").encode()
+
+
+def test_a_profile_with_loop_costs_loads():
+    profile = parse_profile_bytes(loop_toml(), "box", "box.toml")
+    assert profile.loop == LoopCosts(300.0, 0.24, 0.1, 6.0, (0.6, 0.7, 2.0, 12.0), 0.1, 8.0)
+    assert load_profile("westmere", kind="cpu").loop is None
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"gather_ns": [0.6, 0.7, 2.0]}, "loop.gather_ns: must be an array of 4 numbers"),
+    ({"scan_ns": -1.0}, "loop.scan_ns: must be > 0"),
+    ({"branch_ns": None}, "loop.branch_ns: missing key"),
+    ({"extra_ns": 1.0}, "loop.extra_ns: unknown key"),
+    ({"store_ns": '"fast"'}, "loop.store_ns: must be a number"),
+    ({"gather_ns": [0.6, 0.7, 2.0, 0.0]}, r"loop.gather_ns\[3\]: must be > 0"),
+])
+def test_bad_loop_tables_are_one_clear_error(change, message):
+    with pytest.raises(InputError, match=message) as raised:
+        parse_profile_bytes(loop_toml(**change), "box", "box.toml")
+    assert "\n" not in str(raised.value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(key=st.sampled_from(["call_ns", "scan_ns", "vertex_ns", "branch_ns", "store_ns", "store_branch_ns",
+                            "gather_ns"]),
+       value=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-10, 10), st.text(max_size=5),
+                       st.lists(st.floats(-1, 50), max_size=6)))
+def test_loop_values_either_load_or_fail_in_one_line(key, value):
+    text = repr(value) if not isinstance(value, str) else '"' + value.replace("\\", "").replace('"', "") + '"'
+    text = text.replace("inf", "inf").replace("nan", "nan")
+    try:
+        profile = parse_profile_bytes(loop_toml(**{key: text}), "box", "box.toml")
+    except InputError as error:
+        assert "\n" not in str(error)
+        return
+    got = getattr(profile.loop, key)
+    assert np.all(np.isfinite(got)) and np.all(np.asarray(got) >= 0)
+
+
+def test_measured_profile_carries_its_loop_costs(tmp_path):
+    measured = {
+        "line_bytes": 64, "clock_ghz": 2.5, "cpu": "Some CPU",
+        "levels": [{"name": "L1", "bytes": 32768, "ways": 8, "service_ns": 1.5, "working_set_bytes": 16384},
+                   {"name": "L2", "bytes": 1048576, "ways": 8, "service_ns": 5.0, "working_set_bytes": 524288},
+                   {"name": "L3", "bytes": 33554432, "ways": 16, "service_ns": 20.0,
+                    "working_set_bytes": 16777216}],
+        "memory_ns": 90.0, "memory_working_set_bytes": 2**29,
+        "loop": {"call_ns": 310.0, "scan_ns": 0.2385, "vertex_ns": -0.01, "branch_ns": 6.3,
+                 "gather_ns": [0.58, 0.69, 1.96, 12.57], "store_ns": -0.02, "store_branch_ns": 8.2},
+        "loop_working_sets": [16384, 524288, 16777216, 2**29],
+    }
+    path = tmp_path / "box.toml"
+    path.write_text(cpu_microbench.profile_toml(measured, "box", "python -m opmachine.cpu_microbench --out box.toml"))
+    loop = load_profile(str(path), kind="cpu").loop
+    # a cost the timer cannot tell from zero is written as the floor (0.001 ns), a store cost as 0
+    assert loop == LoopCosts(310.0, 0.2385, 0.001, 6.3, (0.58, 0.69, 1.96, 12.57), 0.0, 8.2)
+
+
+def test_loop_costs_are_measured_positive_and_finite():
+    costs = measure_loop_costs([4096, 16384, 65536], 1 << 20, repeats=3)
+    assert costs["working_sets"] == [2048, 8192, 32768, 1 << 20]
+    assert len(costs["gather_ns"]) == 4 and all(np.isfinite(costs["gather_ns"]))
+    for key in ("call_ns", "scan_ns", "vertex_ns", "branch_ns", "store_ns", "store_branch_ns"):
+        assert np.isfinite(costs[key])
+    assert costs["scan_ns"] > 0 and costs["branch_ns"] > 0  # a mispredicted branch costs the pipeline's refill
+
+
+def test_validate_cpu_prints_one_json_object():
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(root / "bench" / "validate_cpu.py"), "--profile", "epyc-kvm",
+                           "--no-sweep", "--json", "--repeats", "1", "rmat:scale=10,ef=8", "grid2d:side=20"],
+                          capture_output=True, text=True, cwd=root, env={**os.environ, "PYTHONPATH": str(root)},
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert [g["graph"] for g in summary["graphs"]] == ["rmat:scale=10,ef=8", "grid2d:side=20"]
+    for graph in summary["graphs"]:
+        assert -1 < graph["whole"] < 10 and graph["mape"] >= 0  # signed error of a positive prediction
+    assert "== rmat:scale=10,ef=8" in done.stderr  # the tables go to stderr, so stdout stays one object
