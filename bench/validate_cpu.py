@@ -13,9 +13,13 @@ per-round MAPE, Pearson r over the rounds with more than 1 ms of work and the wo
     PYTHONPATH=. .venv/bin/python bench/validate_cpu.py --json
     PYTHONPATH=. .venv/bin/python bench/validate_cpu.py --profile my.toml rmat:scale=16,ef=16
 
-`--json` prints one JSON object, {"graphs": [{"graph", "whole", "mape", "r", ...}, ...], "pooled_mape",
-"pooled_r_long", ...}, for the default prediction (whole = signed whole-BFS error, mape = per-round
-MAPE, r_long = Pearson r over the rounds measured longer than 1 ms), and nothing else on stdout.
+Each graph is also run with the multi-threaded Listing 1 on all of numba's threads and compared with
+`predict_cpu_threads`.
+
+`--json` prints one JSON object, {"graphs": [{"graph", "whole", "mape", "r", ..., "threads": {...}},
+...], "pooled_mape", "pooled_r_long", ...}, for the default prediction (whole = signed whole-BFS
+error, mape = per-round MAPE, r_long = Pearson r over the rounds measured longer than 1 ms;
+"threads": the same for the multi-threaded kernel), and nothing else on stdout.
 """
 from __future__ import annotations
 
@@ -165,12 +169,32 @@ def validate_graph(spec: str, profile, repeats: int, seed: int, show_rounds: int
         print(f"  {label:<22} whole BFS={100 * e['whole']:+7.1f}%  MAPE={100 * e['mape']:7.1f}%  "
               f"r={e['r']:6.3f}  r(>1 ms, {e['long_rounds']} rounds)={r_long}  "
               f"worst={100 * e['worst']:+8.1f}% (round {e['worst_round']})  ({table[f'{name}_ns'].sum() / 1e6:.2f} ms)")
+    found["threads"] = validate_threads(graph, source, front, profile, repeats)
     return table, found
+
+
+def validate_threads(graph, source: int, front, profile, repeats: int) -> dict:
+    """The multi-threaded Listing 1 on all of numba's threads: measured and predicted per round; the
+    whole-BFS error and per-round MAPE, printed and returned."""
+    import numba
+
+    from opmachine.cpu import measure_cpu_rounds, predict_cpu_threads
+
+    threads = numba.get_num_threads()
+    measured = measure_cpu_rounds(graph, source, repeats=repeats, threads=threads)["measured_ns"].to_numpy(dtype=float)
+    predicted = predict_cpu_threads(graph, front, profile, threads, warm=True)["predicted_ns"].to_numpy(dtype=float)
+    error = (predicted - measured) / measured
+    out = {"threads": threads, "whole": float(predicted.sum() / measured.sum() - 1), "mape": float(np.abs(error).mean()),
+           "measured_ms": float(measured.sum() / 1e6), "predicted_ms": float(predicted.sum() / 1e6)}
+    print(f"  {threads} threads (multi-threaded Listing 1): measured {out['measured_ms']:.2f} ms, predicted "
+          f"{out['predicted_ms']:.2f} ms, whole BFS={100 * out['whole']:+7.1f}%  MAPE={100 * np.abs(error).mean():7.1f}%")
+    return out
 
 
 def summary(results: list[tuple[str, dict]], tables: list[pd.DataFrame]) -> dict:
     """The `--json` object: per graph the default prediction's errors; pooled per-round MAPE."""
-    graphs = [{"graph": spec, **{key: _plain(value) for key, value in found["loop"].items()}}
+    graphs = [{"graph": spec, **{key: _plain(value) for key, value in found["loop"].items()},
+               "threads": {key: _plain(value) for key, value in found["threads"].items()}}
               for spec, found in results]
     pooled = pd.concat(tables, ignore_index=True)
     error = (pooled["loop_ns"] - pooled["measured_ns"]) / pooled["measured_ns"]

@@ -75,10 +75,17 @@ def render_gpu(result, fmt: str, per_level: bool, settings: str | None = None) -
     return text
 
 
-def render_cpu(table: pd.DataFrame, profile, fmt: str, per_level: bool, header: str) -> str:
-    """`opm --cpu` output: per-round CPU prediction (seed 003 §4-5)."""
+def render_cpu(table: pd.DataFrame, profile, fmt: str, per_level: bool, header: str,
+               threaded: pd.DataFrame | None = None) -> str:
+    """`opm --cpu` output: per-round CPU prediction (seed 003 §4-5); with `threaded`
+    (`predict_cpu_threads`), the multi-threaded BFS's beside it (columns `threads_*`)."""
     total = {"rounds": int(len(table)), "jobs": int(table["jobs"].sum()),
              "predicted_ns": float(table["predicted_ns"].sum()), "serial_ns": float(table["serial_ns"].sum())}
+    if threaded is not None:
+        total.update(threads=int(threaded.attrs["threads"]), threads_predicted_ns=float(threaded["predicted_ns"].sum()))
+        table = table.assign(threads_predicted_ns=threaded["predicted_ns"].to_numpy(),
+                             threads_slowest=threaded["slowest"].to_numpy(),
+                             threads_imbalance=threaded["imbalance"].to_numpy())
     if fmt == "csv":
         return (table if per_level else pd.DataFrame([total])).to_csv(index=False, float_format="%.6g")
     if fmt == "json":
@@ -96,6 +103,10 @@ def render_cpu(table: pd.DataFrame, profile, fmt: str, per_level: bool, header: 
         how = f"bottleneck law, MLP 1, {caches}; every access serialised: {total['serial_ns'] / 1e6:.4g} ms"
     text = (f"{header}\nCPU {profile.name}: {total['rounds']} rounds, {total['jobs']:,} memory instructions, "
             f"predicted {total['predicted_ns'] / 1e6:.4g} ms ({how})\n")
+    if threaded is not None:
+        text += (f"on {total['threads']} threads (multi-threaded loop, the slowest thread per round): predicted "
+                 f"{total['threads_predicted_ns'] / 1e6:.4g} ms, "
+                 f"{total['predicted_ns'] / total['threads_predicted_ns']:.2f}x the serial speed\n")
     if per_level:
         text += "\n" + table.to_string(index=False) + "\n"
     return text

@@ -202,6 +202,8 @@ def _opm_parser(commands) -> None:
                      "else h200)")
     opm.add_argument("--cpu", help="predict the serial CPU BFS (seed 003 §4) on this CPU profile instead (a "
                      "shipped name or a .toml from python -m opmachine.cpu_microbench)")
+    opm.add_argument("--cpu-threads", type=int, metavar="T",
+                     help="with --cpu: also predict the multi-threaded BFS on T cores, beside the serial one")
     opm.add_argument("--threads", type=int, help="launch exactly N threads (a multiple of 32)")
     opm.add_argument("--block", type=int, help="threads per block (default 256; the CTA size of scan)")
     opm.add_argument("--grid", type=int, help="blocks (default: one full wave for topo, what the frontier "

@@ -217,11 +217,14 @@ def _run_opm(args) -> int:
     given = {"--kernel": kernel.data_driven, "--gpu": args.gpu is not None, "--threads": args.threads is not None,
              "--block": args.block is not None, "--grid": args.grid is not None,
              "--counters": args.counters is not None, "--occupancy": args.occupancy is not None,
-             "--l2": args.l2 is not None, "--warm-l2": args.warm_l2, "--cold-l2": args.cold_l2,
-             "--time-model": args.time_model is not None}
+             "--l2": args.l2 is not None, "--warm-l2": args.warm_l2, "--time-model": args.time_model is not None}
     gpu_only = [name for name, is_given in given.items() if is_given]
     if args.cpu and gpu_only:
         raise InputError(f"--cpu models the serial topology-driven BFS; {gpu_only[0]} applies to GPU kernels only")
+    if args.cpu_threads is not None and not args.cpu:
+        raise InputError("--cpu-threads needs --cpu PROFILE (the CPU the threads run on)")
+    if args.cpu_threads is not None and args.cpu_threads < 1:
+        raise InputError(f"--cpu-threads: must be 1 or more, got {args.cpu_threads}")
     l2_model = args.l2 or L2_MODEL
     if args.warm_l2 and l2_model != "setassoc":  # before any prediction runs
         raise InputError("a warm L2 needs the set-associative L2 model (--l2 setassoc)")
@@ -242,9 +245,15 @@ def _run_opm(args) -> int:
 
         from simdmodel.frontier import bfs
 
-        table = predict_cpu(graph, bfs(graph, source), profile, warm=not args.cold_l2)
+        front = bfs(graph, source)
+        table = predict_cpu(graph, front, profile, warm=not args.cold_l2)
+        threaded = None
+        if args.cpu_threads is not None:
+            from opmachine.cpu import predict_cpu_threads
+
+            threaded = predict_cpu_threads(graph, front, profile, args.cpu_threads, warm=not args.cold_l2)
         header = f"graph {graph.name}: n={graph.n:,} m={graph.m:,}  source {source}"
-        emit(render_cpu(table, profile, fmt, args.per_level, header), args.out)
+        emit(render_cpu(table, profile, fmt, args.per_level, header, threaded), args.out)
         return 0
     from opmachine.predict import predict_bfs
     from opmachine.render import render_gpu

@@ -1,5 +1,6 @@
 """The CPU model's loop costs: the round events read off the trace, the warm caches, the prediction
-that prices them, the `[loop]` table of a CPU profile and the microbenchmark that measures it.
+that prices them, the `[loop]` table of a CPU profile and the microbenchmark that measures it; the
+multi-threaded loop: its schedule, its threads' traces, its prediction and its timing.
 
 The references are a plain-Python Listing 1 that counts the events as it runs, and Figure 2 of
 seed 003 worked by hand.
@@ -13,19 +14,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from opmachine import cpu_microbench
-from opmachine.cpu import cache_levels, cpu_trace, predict_cpu
+from opmachine.cpu import (cache_levels, cpu_trace, measure_cpu_rounds, predict_cpu, predict_cpu_threads,
+                           thread_traces)
 from opmachine.cpu.events import EVENT_NAMES, round_events
-from opmachine.cpu.kernel import EDL, ERL, NF2
+from opmachine.cpu.kernel import EDL, ERL, NF1, NF2, OP, chunk_bounds
 from opmachine.cpu.loop_costs import measure_loop_costs
 from opmachine.profile import LoopCosts, load_profile
 from opmachine.profile.loading import parse_profile_bytes
 from simdmodel.errors import InputError
 from simdmodel.frontier import bfs
+from simdmodel.graph import EdgeList, csr_from_edges
+from simdmodel.load import load_graph
 from test_cpu import figure2_graph, random_graph, some_source, tiny_profile
 
 LOOP = LoopCosts(call_ns=100.0, scan_ns=1.0, vertex_ns=10.0, branch_ns=1000.0, gather_ns=(2.0, 20.0, 200.0, 2000.0),
@@ -264,3 +269,90 @@ def test_validate_cpu_prints_one_json_object():
     for graph in summary["graphs"]:
         assert -1 < graph["whole"] < 10 and graph["mape"] >= 0  # signed error of a positive prediction
     assert "== rmat:scale=10,ef=8" in done.stderr  # the tables go to stderr, so stdout stays one object
+
+
+# ----------------------------------------------------------------------------------------------
+# The multi-threaded loop
+
+def test_chunk_bounds_are_numbas_static_schedule():
+    threads = min(2, numba.config.NUMBA_NUM_THREADS)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        for n in (1, 2, 5, 20, 21, 1001):
+            owner = _thread_of_each_node(np.zeros(n, dtype=np.int64))
+            expected = np.concatenate([np.full(end - first, t) for t, (first, end) in enumerate(chunk_bounds(n, threads))])
+            assert owner.tolist() == expected.tolist(), n
+    finally:
+        numba.set_num_threads(previous)
+
+
+@numba.njit(parallel=True)
+def _thread_of_each_node(out):
+    for v in numba.prange(out.size):
+        out[v] = numba.get_thread_id()
+    return out
+
+
+def test_one_thread_issues_the_serial_trace():
+    graph = random_graph(50, 200, 3, undirected=True)
+    front = bfs(graph, some_source(graph, 3))
+    serial, (alone,) = cpu_trace(graph, front), thread_traces(graph, front, 1)
+    assert np.array_equal(serial.line_ids, alone.line_ids) and np.array_equal(serial.servers, alone.servers)
+    assert np.array_equal(serial.round_ptr, alone.round_ptr)
+
+
+def test_a_thread_does_not_see_the_other_threads_stores():
+    # 1 -> 0, 1 -> 5, then 0 -> 3 and 5 -> 3: nodes 0 and 5 expand in round 2 on threads 0 and 1.
+    graph = csr_from_edges(EdgeList(np.array([1, 1, 0, 5]), np.array([0, 5, 3, 3]), 6))
+    front = bfs(graph, 1)
+    stores = [np.add.reduceat(trace.servers == OP, trace.round_ptr[:-1]) for trace in thread_traces(graph, front, 2)]
+    serial = cpu_trace(graph, front)
+    assert np.add.reduceat(serial.servers == OP, serial.round_ptr[:-1]).tolist() == [2, 1, 0]
+    assert (stores[0] + stores[1]).tolist() == [2, 2, 0]  # node 3 stored by both threads in round 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 80), density=st.floats(0.3, 5.0), seed=st.integers(0, 10_000), threads=st.integers(1, 5))
+def test_threads_split_the_rounds_work(n, density, seed, threads):
+    graph = random_graph(n, max(1, int(n * density)), seed, undirected=bool(seed % 2))
+    source = some_source(graph, seed)
+    if source is None:
+        return
+    front = bfs(graph, source)
+    serial = cpu_trace(graph, front)
+
+    def per_round(trace, server):
+        return np.array([np.count_nonzero(trace.servers[trace.round(r)] == server) for r in range(1, trace.rounds + 1)])
+
+    traces = thread_traces(graph, front, threads)
+    for server in (NF1, ERL, EDL, NF2):  # every node tested once, every frontier node expanded once
+        assert sum(per_round(trace, server) for trace in traces).tolist() == per_round(serial, server).tolist()
+    assert (sum(per_round(trace, OP) for trace in traces) >= per_round(serial, OP)).all()
+
+
+def test_one_thread_predicts_the_serial_loop_with_the_parallel_call():
+    graph = random_graph(60, 240, 5, undirected=True)
+    front = bfs(graph, some_source(graph, 5))
+    profile = dataclasses.replace(tiny_profile(), loop=dataclasses.replace(LOOP, parallel_call_ns=777.0))
+    serial = predict_cpu(graph, front, profile, warm=True)
+    alone = predict_cpu_threads(graph, front, profile, 1, warm=True)
+    assert np.allclose(alone["predicted_ns"], serial["predicted_ns"] - LOOP.call_ns + 777.0)
+    assert (alone["slowest"] == 0).all() and np.allclose(alone["imbalance"], 1.0)
+    two = predict_cpu_threads(graph, front, profile, 2, warm=True)
+    demands = two[["thread0_ns", "thread1_ns"]].to_numpy()
+    assert np.allclose(two["predicted_ns"], 777.0 + demands.max(axis=1))
+    assert two["slowest"].tolist() == demands.argmax(axis=1).tolist()
+    with pytest.raises(InputError, match="no measured cost of a multi-threaded round"):
+        predict_cpu_threads(graph, front, tiny_profile(), 2)
+    with pytest.raises(InputError, match="threads must be at least 1"):
+        predict_cpu_threads(graph, front, profile, 0)
+
+
+def test_the_multi_threaded_loop_is_timed_and_checked():
+    graph = load_graph("rmat:scale=10,ef=8")
+    source = some_source(graph, 1)
+    rounds = measure_cpu_rounds(graph, source, repeats=2, threads=min(2, numba.config.NUMBA_NUM_THREADS))
+    assert len(rounds) == bfs(graph, source).depth and (rounds["measured_ns"] > 0).all()
+    with pytest.raises(InputError, match="threads must be 1.."):
+        measure_cpu_rounds(graph, source, threads=10_000)

@@ -50,11 +50,11 @@ def profile_levels(profile) -> tuple:
 
 def prior_run(trace: CPUTrace) -> np.ndarray:
     """What a cache holds before a repeated BFS: the line ids of the previous run of the same BFS,
-    then of the reset that labels every node -1 again (`kernel.reset_levels`, one store per node)."""
-    level = trace.bases_bytes["level"]
-    nodes = int(np.count_nonzero(trace.servers[trace.round(1)] == NF1))  # every round tests every node once
-    reset = np.arange(level // trace.line_bytes, (level + 4 * max(nodes, 1) - 1) // trace.line_bytes + 1,
-                      dtype=trace.line_ids.dtype)
+    then of the reset that labels its nodes -1 again (`kernel.reset_levels`, one store per node: the
+    level lines its first round tests, in order)."""
+    first = trace.round(1)
+    tested = trace.line_ids[first][trace.servers[first] == NF1]
+    reset = tested[np.r_[True, tested[1:] != tested[:-1]]] if tested.size else tested
     return np.concatenate([trace.line_ids, reset])
 
 

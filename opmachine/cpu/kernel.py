@@ -70,16 +70,43 @@ def bfs_all_rounds(row_start, edge_dst, level, source):
     return r
 
 
+@numba.njit(cache=True, parallel=True)
+def listing1_parallel_round(row_start, edge_dst, level, level_value):
+    """One round of Listing 1 with the node loop split over numba's threads (`prange`: contiguous chunks
+    of ceil(n / threads) nodes, one per thread, `chunk_bounds`); returns the labels it stored, which
+    exceed the vertices labelled when two threads store the same unlabelled node at once (both store
+    the same value, so the levels stay right)."""
+    stored = 0
+    previous = level_value - 1
+    for v in numba.prange(level.size):
+        if level[v] != previous:
+            continue
+        for e in range(row_start[v], row_start[v + 1]):
+            dst = edge_dst[e]
+            if level[dst] == -1:
+                level[dst] = level_value
+                stored += 1
+    return stored
+
+
+def chunk_bounds(n: int, threads: int) -> list[tuple[int, int]]:
+    """The nodes each thread of `listing1_parallel_round` takes: numba's static schedule, contiguous
+    chunks of ceil(n / threads) (tests check it against numba's own thread ids)."""
+    size = -(-n // threads)
+    return [(min(t * size, n), min((t + 1) * size, n)) for t in range(threads)]
+
+
 @numba.njit(cache=True, nogil=True)
 def _traced_round(row_start, edge_dst, level, level_value, row_base, dst_base, level_base, shift,
-                  line_ids, servers, pos):
-    """`listing1_round` recording each memory instruction at line_ids/servers[pos...]; returns the new pos.
+                  line_ids, servers, pos, first=0, end=-1):
+    """`listing1_round` over nodes first..end-1 (end -1: all) recording each memory instruction at
+    line_ids/servers[pos...]; returns the new pos.
 
     Writes only below `line_ids.size` (pos still counts every instruction issued).
     """
     cap = line_ids.size
     previous = level_value - 1
-    for v in range(level.size):
+    for v in range(first, level.size if end < 0 else end):
         if pos < cap:  # NF1: load level[v]
             line_ids[pos] = (level_base + ELEMENT_BYTES * v) >> shift
             servers[pos] = NF1
@@ -127,6 +154,26 @@ def traced_rounds(row_start, edge_dst, source, rounds, row_base, dst_base, level
                             line_ids, servers, pos)
     round_ptr[rounds] = pos
     return pos, level
+
+
+@numba.njit(cache=True, nogil=True)
+def traced_chunk_rounds(row_start, edge_dst, levels, rounds, first, end, row_base, dst_base, level_base, shift,
+                        line_ids, servers, round_ptr):
+    """What one thread of `listing1_parallel_round` issues over nodes first..end-1 in rounds 1..`rounds`,
+    recorded as `traced_rounds` does. Each round starts from the BFS's labels before it (`levels`
+    <= r-1) and sees only this thread's own stores: what the other threads store meanwhile arrives
+    too late to be seen (an approximation: in the machine some of it does). Returns the
+    instructions issued (writes at most `line_ids.size`)."""
+    level = np.empty(levels.size, dtype=np.int32)
+    pos = 0
+    for r in range(1, rounds + 1):
+        for v in range(levels.size):
+            level[v] = levels[v] if 0 <= levels[v] <= r - 1 else -1
+        round_ptr[r - 1] = pos
+        pos = _traced_round(row_start, edge_dst, level, r, row_base, dst_base, level_base, shift,
+                            line_ids, servers, pos, first, end)
+    round_ptr[rounds] = pos
+    return pos
 
 
 def _aligned_copy(values: np.ndarray, dtype, align_bytes: int) -> np.ndarray:

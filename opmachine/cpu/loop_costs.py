@@ -6,7 +6,8 @@ and `edge_dst`, and a mispredicted branch throws work away. Rather than assume h
 happens, every cost here is the compiled round `kernel.listing1_round` timed on a synthetic input
 that isolates one event (`opmachine.profile.LoopCosts` says what each figure is):
 
-- call: a one-node graph, one round (the fixed cost of a round, the timer included);
+- call: a one-node graph, one round (the fixed cost of a round, the timer included); parallel call:
+  the same for the multi-threaded round, one node per thread of numba's default thread count;
 - scan: every node labelled, none in the frontier; vertex: every node in the frontier, no edges;
 - branch: a random half of the nodes in the frontier, so the frontier test mispredicts at about
   every change of its outcome ("switch"), no edges;
@@ -26,7 +27,9 @@ import time
 
 import numpy as np
 
-from .kernel import _aligned_copy, listing1_round
+import numba
+
+from .kernel import _aligned_copy, listing1_parallel_round, listing1_round
 
 LEVEL_VALUE = 1  # the round timed: its frontier is the nodes labelled 0
 LABELLED = 5  # a label that is neither the frontier's nor unlabelled (-1)
@@ -34,17 +37,18 @@ EDGES = 1 << 21  # edges of the gather inputs
 SWITCH_NODES = 1 << 20  # nodes of the branch input
 
 
-def _round_ns(indptr: np.ndarray, indices: np.ndarray, labels: np.ndarray, repeats: int) -> float:
-    """Median ns of one `listing1_round` over these arrays, each run from `labels` afresh."""
+def _round_ns(indptr: np.ndarray, indices: np.ndarray, labels: np.ndarray, repeats: int,
+              kernel=listing1_round) -> float:
+    """Median ns of one round of `kernel` over these arrays, each run from `labels` afresh."""
     row = _aligned_copy(indptr, np.int32, 4096)
     dst = _aligned_copy(indices if indices.size else np.zeros(1, np.int32), np.int32, 4096)
     level = _aligned_copy(labels, np.int32, 4096)
     times = np.empty(repeats, dtype=np.int64)
-    listing1_round(row, dst, level, LEVEL_VALUE)  # compile or load, and fault the pages in
+    kernel(row, dst, level, LEVEL_VALUE)  # compile or load, and fault the pages in
     for k in range(repeats):
         np.copyto(level, labels)
         start = time.perf_counter_ns()
-        listing1_round(row, dst, level, LEVEL_VALUE)
+        kernel(row, dst, level, LEVEL_VALUE)
         times[k] = time.perf_counter_ns() - start
     return float(np.median(times))
 
@@ -73,6 +77,9 @@ def measure_loop_costs(cache_bytes: list[int], memory_bytes: int, repeats: int =
     rng = np.random.default_rng(seed)
     empty = np.zeros(0, dtype=np.int32)
     call = _round_ns(_no_edges(1), empty, np.full(1, LABELLED, np.int32), 101)
+    threads = numba.get_num_threads()
+    parallel_call = _round_ns(_no_edges(threads), empty, np.full(threads, LABELLED, np.int32), 101,
+                              listing1_parallel_round)
 
     n = max(cache_bytes[1] // 8, 1024)  # a level array of half the L2
     scan = (_round_ns(_no_edges(n), empty, np.full(n, LABELLED, np.int32), repeats) - call) / n
@@ -112,5 +119,5 @@ def measure_loop_costs(cache_bytes: list[int], memory_bytes: int, repeats: int =
     mixed, taken, switches = stores_per_edge(l2_set, 0.5)
     edges = max(l2_set // 4, 3) - 1
     store_branch = ((mixed - visited) * edges - taken * store) / max(switches, 1)
-    return {"call_ns": max(call, 0.0), "scan_ns": scan, "vertex_ns": vertex, "branch_ns": branch,
+    return {"call_ns": max(call, 0.0), "parallel_call_ns": max(parallel_call, 0.0), "scan_ns": scan, "vertex_ns": vertex, "branch_ns": branch,
             "gather_ns": gather, "store_ns": store, "store_branch_ns": store_branch, "working_sets": sets}

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 
+import numba
 import numpy as np
 import pandas as pd
 
@@ -23,49 +24,56 @@ from simdmodel.errors import InputError
 from simdmodel.frontier import bfs
 from simdmodel.graph import CSRGraph
 
-from .kernel import bfs_all_rounds, kernel_arrays, listing1_round, reset_levels
+from .kernel import bfs_all_rounds, kernel_arrays, listing1_parallel_round, listing1_round, reset_levels
 
 PERF_EVENTS = ("L1-dcache-loads", "L1-dcache-load-misses", "LLC-loads", "LLC-load-misses")
 
 
-def measure_cpu_rounds(graph: CSRGraph, source: int, repeats: int = 5) -> pd.DataFrame:
+def measure_cpu_rounds(graph: CSRGraph, source: int, repeats: int = 5, threads: int | None = None) -> pd.DataFrame:
     """Time each round of a serial topology-driven BFS in numba on this CPU (seed 003 §5's measurement).
 
-    Each round is one njit call of Listing 1 (`listing1_round`) timed with `time.perf_counter_ns`
-    (so a few hundred ns of call overhead are included); one whole BFS runs first as a warm-up
-    (compilation, page faults), then `repeats` BFS runs, each starting from freshly reset levels;
-    the median per round is reported. Arrays are 4-byte and 4096-byte aligned, as in `cpu_trace`.
-    Columns: round, level (= round - 1, the frontier expanded), measured_ns. Raises RuntimeError
-    if a round labels other vertices than `simdmodel.frontier.bfs`'s levels say (a bug, not a user
-    mistake).
+    Each round is one njit call of Listing 1 (`listing1_round`; with `threads`, the multi-threaded
+    `listing1_parallel_round` on that many of numba's threads) timed with `time.perf_counter_ns`
+    (so the call's overhead is included); one whole BFS runs first as a warm-up (compilation, page
+    faults), then `repeats` BFS runs, each starting from freshly reset levels; the median per round
+    is reported. Arrays are 4-byte and 4096-byte aligned, as in `cpu_trace`. Columns: round, level
+    (= round - 1, the frontier expanded), measured_ns. Raises RuntimeError if the levels differ from
+    `simdmodel.frontier.bfs`'s (a bug, not a user mistake); the serial kernel is also checked round
+    by round (the multi-threaded one may store a node twice, so only its levels are).
     """
     if int(repeats) < 1:
         raise InputError(f"repeats must be at least 1, got {repeats}")
+    if threads is not None and not 1 <= int(threads) <= numba.config.NUMBA_NUM_THREADS:
+        raise InputError(f"threads must be 1..{numba.config.NUMBA_NUM_THREADS} (this machine's), got {threads}")
     repeats = int(repeats)
     expected = bfs(graph, source)  # InputError for a bad source
     source = expected.source
     rounds = expected.depth
     row_start, edge_dst, level = kernel_arrays(graph)
-    bfs_all_rounds(row_start, edge_dst, level, source)  # warm-up
-    times_ns = np.empty((repeats, rounds), dtype=np.int64)
-    sizes = expected.vertex_frontier_sizes()
-    for rep in range(repeats):
-        reset_levels(level, source)
-        for r in range(1, rounds + 1):
-            start = time.perf_counter_ns()
-            discovered = listing1_round(row_start, edge_dst, level, r)
-            times_ns[rep, r - 1] = time.perf_counter_ns() - start
-            wanted = int(sizes[r]) if r < rounds else 0
-            if discovered != wanted:
-                raise RuntimeError(f"measured BFS round {r} labelled {discovered} vertices, "
-                                   f"expected {wanted}")
-        if not np.array_equal(level, expected.levels):
-            raise RuntimeError("measured BFS levels differ from simdmodel.frontier.bfs")
+    kernel = listing1_round if threads is None else listing1_parallel_round
+    previous_threads = numba.get_num_threads()
+    numba.set_num_threads(int(threads or previous_threads))
+    try:
+        times_ns = np.empty((repeats + 1, rounds), dtype=np.int64)
+        sizes = expected.vertex_frontier_sizes()
+        for rep in range(repeats + 1):  # the first run is the warm-up
+            reset_levels(level, source)
+            for r in range(1, rounds + 1):
+                start = time.perf_counter_ns()
+                discovered = kernel(row_start, edge_dst, level, r)
+                times_ns[rep, r - 1] = time.perf_counter_ns() - start
+                wanted = int(sizes[r]) if r < rounds else 0
+                if threads is None and discovered != wanted:
+                    raise RuntimeError(f"measured BFS round {r} labelled {discovered} vertices, expected {wanted}")
+            if not np.array_equal(level, expected.levels):
+                raise RuntimeError("measured BFS levels differ from simdmodel.frontier.bfs")
+    finally:
+        numba.set_num_threads(previous_threads)
     round_numbers = np.arange(1, rounds + 1, dtype=np.int64)
     return pd.DataFrame({
         "round": round_numbers,
         "level": round_numbers - 1,
-        "measured_ns": np.median(times_ns, axis=0),
+        "measured_ns": np.median(times_ns[1:], axis=0),
     })
 
 

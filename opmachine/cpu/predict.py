@@ -10,6 +10,7 @@ it, with the overlap the machine achieves measured inside that cost.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numba
@@ -128,3 +129,55 @@ def loop_demands_ns(loop, events: np.ndarray, gathers: np.ndarray, starts: np.nd
             + events[:, STORES] * loop.store_ns + events[:, STORE_SWITCHES] * loop.store_branch_ns)
     levels = gathers * gather + starts * (gather - gather[0])
     return np.column_stack([core, levels])
+
+
+def predict_cpu_threads(graph: CSRGraph, frontiers: Frontiers, profile, threads: int, model: str = "setassoc",
+                        warm: bool = False) -> pd.DataFrame:
+    """Per-round prediction of the multi-threaded Listing 1 (`kernel.listing1_parallel_round`) on
+    `threads` cores: the operator machine with T threads as T warps of width 1.
+
+    Thread t runs the loop over its chunk of nodes (`trace.thread_traces`); its caches are its own
+    L1 and L2 and a 1/T share of the last level (shared by the cores); its events are priced with
+    the profile's loop costs as one serial core's are (`predict_cpu`), without the fixed cost of a
+    call. A round ends when its slowest thread does:
+
+        predicted_ns = parallel_call_ns + max_t (core_ns + l1_ns + ... + mem_ns of thread t)
+
+    One row per round: `thread0_ns` .. (each thread's demand), `slowest` (which thread), its
+    `bottleneck` server, `imbalance` (slowest / mean), `predicted_ns`. Needs a profile measured with
+    `parallel_call_ns` (`python -m opmachine.cpu_microbench`); InputError otherwise.
+    """
+    from .trace import thread_traces
+
+    levels = profile_levels(profile)
+    if int(threads) < 1:
+        raise InputError(f"threads must be at least 1, got {threads}")
+    loop = profile.loop
+    if loop is None or loop.parallel_call_ns is None:
+        raise InputError(f"profile {profile.name!r} has no measured cost of a multi-threaded round "
+                         f"([loop] parallel_call_ns); measure one with python -m opmachine.cpu_microbench --out FILE")
+    last = levels[-1]
+    share = max(int(last.bytes) // int(threads) // (last.ways * profile.line_bytes), 1) * last.ways * profile.line_bytes
+    per_thread = dataclasses.replace(profile, levels=(*levels[:-1], dataclasses.replace(last, bytes=share)),
+                                     loop=dataclasses.replace(loop, call_ns=0.0))
+    names = np.array([CORE, *LEVEL_NAMES], dtype=object)
+    totals, busiest = [], []
+    for trace in thread_traces(graph, frontiers, threads, line_bytes=int(profile.line_bytes)):
+        served = cache_levels(trace, per_thread, model, warm=warm)
+        demands = loop_demands_ns(per_thread.loop, *round_events(trace, served, len(LEVEL_NAMES)))
+        totals.append(demands.sum(axis=1))
+        busiest.append(names[np.argmax(demands, axis=1)])
+    totals = np.column_stack(totals)
+    slowest = np.argmax(totals, axis=1)
+    rounds = np.arange(1, totals.shape[0] + 1, dtype=np.int64)
+    table = {"round": rounds, "level": rounds - 1}
+    for t in range(totals.shape[1]):
+        table[f"thread{t}_ns"] = totals[:, t]
+    table["slowest"] = slowest
+    table["bottleneck"] = np.column_stack(busiest)[rounds - 1, slowest]
+    table["imbalance"] = totals.max(axis=1) / np.maximum(totals.mean(axis=1), 1e-300)
+    table["predicted_ns"] = loop.parallel_call_ns + totals.max(axis=1)
+    frame = pd.DataFrame(table)
+    frame.attrs.update(profile=str(profile.name), model=model, warm=bool(warm), threads=int(threads),
+                       time="loop costs, slowest thread")
+    return frame

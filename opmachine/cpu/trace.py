@@ -18,7 +18,7 @@ from simdmodel.graph import INDEX_LIMIT, CSRGraph
 
 from ..bfs_machine import check_frontiers
 from ..layout import CPU_LAYOUT
-from .kernel import traced_rounds
+from .kernel import chunk_bounds, traced_chunk_rounds, traced_rounds
 
 
 def cpu_layout(n: int, m: int) -> dict[str, int]:
@@ -110,3 +110,33 @@ def cpu_trace(graph: CSRGraph, frontiers: Frontiers, line_bytes: int = 64) -> CP
     if issued != expected or not np.array_equal(replay, levels):
         raise RuntimeError("the traced Listing 1 differs from simdmodel's BFS (a bug, not a user mistake)")
     return CPUTrace(line_ids, servers, round_ptr, line_bytes, bases)
+
+
+def thread_traces(graph: CSRGraph, frontiers: Frontiers, threads: int, line_bytes: int = 64) -> list[CPUTrace]:
+    """One trace per thread of the multi-threaded Listing 1 (`kernel.listing1_parallel_round`): thread
+    t's memory instructions over its chunk of nodes (`kernel.chunk_bounds`), round by round, each
+    round from the BFS's labels before it and with only the thread's own stores seen
+    (`kernel.traced_chunk_rounds`). Same layout and line ids as `cpu_trace`."""
+    levels = check_frontiers(graph, frontiers)
+    threads = int(threads)
+    if threads < 1:
+        raise InputError(f"threads must be at least 1, got {threads}")
+    line_bytes = int(line_bytes)
+    if line_bytes < 1 or line_bytes & (line_bytes - 1):
+        raise InputError(f"line_bytes must be a power of two >= 1, got {line_bytes}")
+    bases = cpu_layout(graph.n, graph.m)
+    depth = int(levels.max()) + 1
+    id_dtype = np.int32 if (bases["end"] - 1) // line_bytes <= INDEX_LIMIT else np.int64
+    shift = line_bytes.bit_length() - 1
+    traces = []
+    for first, end in chunk_bounds(graph.n, threads):
+        def run(line_ids, servers, round_ptr, first=first, end=end):
+            return traced_chunk_rounds(graph.indptr, graph.indices, levels, depth, first, end, bases["row_start"],
+                                       bases["edge_dst"], bases["level"], shift, line_ids, servers, round_ptr)
+
+        round_ptr = np.empty(depth + 1, dtype=np.int64)
+        issued = run(np.empty(0, dtype=id_dtype), np.empty(0, dtype=np.int8), round_ptr)  # count, then record
+        line_ids, servers = np.empty(issued, dtype=id_dtype), np.empty(issued, dtype=np.int8)
+        run(line_ids, servers, round_ptr)
+        traces.append(CPUTrace(line_ids, servers, round_ptr, line_bytes, bases))
+    return traces

@@ -32,7 +32,9 @@ class LoopCosts:
     - `gather_ns`: one edge (EDL stream, NF2 load and test) whose level load is served at each cache
       level and memory, L1 first: the memory-level parallelism of independent loads is inside;
     - `store_ns`: an edge's extra cost when it stores (OP), over `gather_ns`;
-    - `store_branch_ns`: one mispredicted "unvisited?" branch, which waits for its level load.
+    - `store_branch_ns`: one mispredicted "unvisited?" branch, which waits for its level load;
+    - `parallel_call_ns`: the fixed cost of a round of the multi-threaded loop (waking the threads and
+      waiting for the last), on all the machine's cores; None where it was not measured.
     """
 
     call_ns: float
@@ -42,6 +44,7 @@ class LoopCosts:
     gather_ns: tuple[float, ...]
     store_ns: float
     store_branch_ns: float
+    parallel_call_ns: float | None = None
 
 
 LOOP_KEYS = ("call_ns", "scan_ns", "vertex_ns", "branch_ns", "gather_ns", "store_ns", "store_branch_ns")
@@ -109,7 +112,7 @@ def parse_cpu(check: Checker, doc: dict, name: str, description: str, where: str
 def _parse_loop(check: Checker, table, servers: int) -> LoopCosts:
     """`[loop]`: every cost > 0 but `call_ns` and `store_ns` (>= 0); `gather_ns` one per cache level and memory."""
     table = check.table(table, "loop")
-    check.keys(table, "loop", LOOP_KEYS)
+    check.keys(table, "loop", LOOP_KEYS, ("parallel_call_ns",))
     gather = table["gather_ns"]
     if not isinstance(gather, list) or len(gather) != servers:
         check.fail("loop.gather_ns", f"must be an array of {servers} numbers (each cache level, then memory), "
@@ -122,4 +125,6 @@ def _parse_loop(check: Checker, table, servers: int) -> LoopCosts:
         gather_ns=tuple(check.number(value, f"loop.gather_ns[{i}]") for i, value in enumerate(gather)),
         store_ns=check.number(table["store_ns"], "loop.store_ns", allow_zero=True),
         store_branch_ns=check.number(table["store_branch_ns"], "loop.store_branch_ns"),
+        parallel_call_ns=(check.number(table["parallel_call_ns"], "loop.parallel_call_ns", allow_zero=True)
+                          if "parallel_call_ns" in table else None),
     )
