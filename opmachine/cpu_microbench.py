@@ -279,8 +279,8 @@ def _loop_lines(measured: dict) -> list[str]:
         f"gather_ns = [{gather}]   # level arrays of {sets} bytes",
         f"store_ns = {round(max(float(loop['store_ns']), 0.0), 4)!r}",
         f"store_branch_ns = {round(max(float(loop['store_branch_ns']), floor), 3)!r}",
-    ] + ([f"parallel_call_ns = {round(max(float(loop['parallel_call_ns']), 0.0), 2)!r}   "
-          f"# {measured.get('threads', '?')} threads"] if "parallel_call_ns" in loop else [])
+    ] + ([f"parallel_call_ns = {round(max(float(loop['parallel_call_ns']), 0.0), 2)!r}",
+          f"parallel_threads = {int(measured['threads'])}"] if "parallel_call_ns" in loop else [])
 
 
 def write_profile(path, name: str | None = None, repeats: int = 3, seed: int = 1,

@@ -186,6 +186,9 @@ def _report_parser(commands) -> None:
                         help="seeded random BFS sources per graph for the lane accounting (default 10, as seed 000)")
     report.add_argument("--measured", action="append", default=[], metavar="DIR",
                         help="also compare with this `simdmodel validate` output folder (repeatable)")
+    report.add_argument("--cpu", metavar="NAME",
+                        help="also predict each graph's BFS on this CPU profile (a shipped name such as epyc-kvm, or "
+                        "a .toml from python -m opmachine.cpu_microbench), serial and multi-threaded, beside the GPU")
     report.add_argument("--out", default="report", metavar="DIR", help="output directory (default ./report)")
     report.add_argument("--jobs", type=int, default=REPORT_JOBS, metavar="N",
                         help="graphs gathered at once in worker processes (default: the CPU count, at most 4; "

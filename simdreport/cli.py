@@ -348,7 +348,7 @@ def _run_report(args) -> int:
     graphs, graphs_from = _suite_graphs(args)
     report = build_report(args.specs, gpu=args.gpu, sources=args.sources, out=args.out, measured=args.measured,
                           progress=_progress(args), command=command, line=_progress_line(args), jobs=args.jobs,
-                          graphs=graphs, graphs_from=graphs_from)
+                          graphs=graphs, graphs_from=graphs_from, cpu=args.cpu)
     figures = sum(len(items) for items in report.figures.values())
     graphs = len(report.graphs)
     if not args.quiet:

@@ -6,7 +6,9 @@ frontier sizes per level (seed 000 Fig. 2), lane accounting of every mapping ove
 (`opmachine.rank_mappings`, seed 003 §6-7) of one BFS from the first source with every mapping,
 ranked by predicted time; for the fastest (the pick) and for seed 003's topology-driven kernel
 (or, when topo is the pick, the mapping with the highest ME) the jobs, sectors and DRAM outcomes
-per server, MLP, bottleneck and time per launch, summed here per round.
+per server, MLP, bottleneck and time per launch, summed here per round. With a CPU profile, the same
+BFS on that CPU (`cpu_prediction`): the serial and the multi-threaded topology-driven BFS, so the
+report answers "GPU or CPU for this graph?".
 """
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ class GraphData:
     ranking: om.Ranking | None = field(default=None, repr=False)
     measured: MeasuredComparison | None = field(default=None)
     measured_note: str | None = field(default=None)
+    cpu: dict | None = field(default=None)
 
     @property
     def label(self) -> str:
@@ -113,9 +116,31 @@ def server_round_table(per_server: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def cpu_prediction(graph, source: int, cpu) -> dict:
+    """The BFS from `source` predicted on CPU profile `cpu` (`opmachine.cpu`, caches warm from the previous
+    run): the serial loop's time and busiest server, and where the profile measured a multi-threaded round,
+    the multi-threaded loop's time on that many threads (else None)."""
+    from opmachine.cpu import predict_cpu, predict_cpu_threads
+    from simdmodel.frontier import bfs
+
+    front = bfs(graph, source)
+    serial = predict_cpu(graph, front, cpu, warm=True)
+    servers = ["core", "L1", "L2", "L3", "MEM"]
+    busiest = (max(servers, key=lambda name: serial[f"{name.lower()}_ns"].sum()) if "core_ns" in serial
+               else str(serial["bottleneck"].mode().iloc[0]))
+    out = {"profile": cpu.name, "serial_ns": float(serial["predicted_ns"].sum()), "bottleneck": busiest,
+           "threads": None, "threads_ns": None}
+    loop = cpu.loop
+    if loop is not None and loop.parallel_threads is not None:
+        threaded = predict_cpu_threads(graph, front, cpu, loop.parallel_threads, warm=True)
+        out.update(threads=int(loop.parallel_threads), threads_ns=float(threaded["predicted_ns"].sum()))
+    return out
+
+
 def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEED, l2_model: str = "setassoc",
-                  runs=(), line=None) -> GraphData:
-    """Load `graph` (`SuiteGraph.load`) and gather its report numbers on `profile` (see the module docstring).
+                  runs=(), line=None, cpu=None) -> GraphData:
+    """Load `graph` (`SuiteGraph.load`) and gather its report numbers on `profile` (see the module docstring);
+    with `cpu` (a CPU profile), the same BFS on that CPU too (`GraphData.cpu`, `cpu_prediction`).
 
     `runs` are candidate GPU measurements (`measured.MeasuredRun`); when one belongs to this graph,
     the prediction uses its first measured source, so the figures and the comparison show one BFS.
@@ -169,6 +194,9 @@ def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEE
         server_rounds=server_round_table(per_server), rounds=round_table(launches), ranking=ranking,
         measured_note=note,
     )
+    if cpu is not None:
+        say(f"predicting the CPU BFS on {cpu.name}")
+        data.cpu = cpu_prediction(loaded, source, cpu)
     if run is not None:
         say("comparing with the measurements")
         try:

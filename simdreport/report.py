@@ -184,7 +184,7 @@ def graph_figures(index: int, data: GraphData, tables: dict[str, pd.DataFrame], 
 
 
 def collect_suite(suite, profile, sources: int, runs, progress: bool = False, line=None,
-                  jobs: int = 1) -> list[tuple[GraphData, list[fig.ReportFigure]]]:
+                  jobs: int = 1, cpu=None) -> list[tuple[GraphData, list[fig.ReportFigure]]]:
     """Every graph's numbers (`collect_graph`) and figures (`graph_figures`), in suite order. With `jobs` > 1
     the graphs are gathered by that many worker processes (`workers.run_calls`; each loads its own graph
     from its spec, and draws its figures while the others still gather); the numbers are the same either way."""
@@ -196,12 +196,12 @@ def collect_suite(suite, profile, sources: int, runs, progress: bool = False, li
             graphs = []
             for graph, prefix in zip(suite, prefixes):
                 bar.set_postfix_str(graph.label)
-                graphs.append(_collect_one(graph, profile, sources, runs, line, prefix, len(graphs) + 1))
+                graphs.append(_collect_one(graph, profile, sources, runs, line, prefix, len(graphs) + 1, cpu))
                 bar.update()
             return graphs
         bar.set_postfix_str(f"{min(jobs, count)} at once")
         largest_first = sorted(range(count), key=lambda i: -size_hint(suite[i]))  # no large graph started last
-        calls = [(_collect_one, (suite[i], profile, sources, runs, line, prefixes[i], i + 1)) for i in largest_first]
+        calls = [(_collect_one, (suite[i], profile, sources, runs, line, prefixes[i], i + 1, cpu)) for i in largest_first]
         graphs = [None] * count
         for i, data in zip(largest_first, run_calls(calls, min(jobs, count))):
             graphs[i] = data
@@ -211,11 +211,11 @@ def collect_suite(suite, profile, sources: int, runs, progress: bool = False, li
         bar.close()
 
 
-def _collect_one(graph, profile, sources, runs, line, prefix, index):
+def _collect_one(graph, profile, sources, runs, line, prefix, index, cpu=None):
     """One graph's numbers and figures (`index`: its place in the report), its progress lines prefixed with
     `[i/n] label`."""
     say = None if line is None else (lambda message: line(f"{prefix}: {message}"))
-    data = collect_graph(graph, profile, sources, SEED, L2_MODEL, runs, say)
+    data = collect_graph(graph, profile, sources, SEED, L2_MODEL, runs, say, cpu)
     if say is not None:
         say("drawing its figures")
     tables = _graph_tables(report_tables([data], saturation_mlp(profile)), data.label)
@@ -225,7 +225,7 @@ def _collect_one(graph, profile, sources, runs, line, prefix, index):
 def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOURCES, out="report",
                  measured=(), progress: bool = False, command: str | None = None, line=None,
                  jobs: int = 1, graphs: tuple[SuiteGraph, ...] | None = None,
-                 graphs_from: str | None = None) -> Report:
+                 graphs_from: str | None = None, cpu: str | None = None) -> Report:
     """Build the report of `specs` (default: the built-in suite) into folder `out`, all or nothing.
 
     `graphs` (SuiteGraph entries, e.g. a folder's manifest: `manifest.directory_graphs`) replaces
@@ -233,7 +233,9 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
     profile (default: `defaults.default_gpu()`). Bad input (a spec, the profile, `sources` < 1, a
     measurement folder, an unusable `out`) raises InputError before any graph is loaded. `line(message)`, when given, is told each graph's phases (progress lines when piped;
     a module-level function, so worker processes can call it too). `jobs` > 1 gathers that many
-    graphs at once in worker processes (`collect_suite`). Returns the report as written.
+    graphs at once in worker processes (`collect_suite`). `cpu` names a CPU profile (a shipped name or a
+    .toml): each graph's BFS is then predicted on that CPU too, serial and multi-threaded, beside the
+    GPU's pick. Returns the report as written.
     """
     default_suite = not specs and graphs is None
     suite: tuple[SuiteGraph, ...] = graphs if graphs is not None else suite_for(specs)
@@ -244,11 +246,12 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
         raise InputError(f"--jobs must be at least 1, got {jobs}")
     choice = choose_gpu(gpu)
     profile = om.load_profile(choice.profile, kind="gpu")
+    cpu_profile = om.load_profile(cpu, kind="cpu") if cpu is not None else None
     explicit = [read_run(folder) for folder in measured]
     target = ReportTarget(out)
     try:
         runs: list[MeasuredRun] = [*explicit, *committed_runs()]
-        collected = collect_suite(suite, profile, sources, runs, progress, line, jobs)
+        collected = collect_suite(suite, profile, sources, runs, progress, line, jobs, cpu_profile)
         graphs = [data for data, _ in collected]
         used = {d.measured.run.folder for d in graphs if d.measured is not None}
         for run in explicit:
@@ -261,7 +264,8 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
             "provenance": dict(profile.provenance), "l2_model": L2_MODEL, "sources": sources, "seed": SEED,
             "defaults": settings_line(profile, choice, L2_MODEL, True, TIME_MODEL),
             "saturation_mlp": saturation_mlp(profile), "default_suite": default_suite,
-            "graphs_from": graphs_from,
+            "graphs_from": graphs_from, "cpu": None if cpu_profile is None else cpu_profile.name,
+            "cpu_description": None if cpu_profile is None else cpu_profile.description,
         }
         report = Report(settings, graphs, report_tables(graphs, settings["saturation_mlp"]))
         draw_figures(report, [figures for _, figures in collected])

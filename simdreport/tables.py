@@ -31,8 +31,23 @@ def summary_table(graphs: list[GraphData]) -> pd.DataFrame:
             "topo_predicted_bfs_ms": data.opm_summary["topo"]["predicted_ns"] * MS_PER_NS,
             "bottleneck": pick["bottleneck"], "bottleneck_time_share": pick["bottleneck_share"],
             "measured_on": measured.run.device_name if measured is not None else "",
+            **cpu_columns(data),
         })
     return pd.DataFrame(rows)
+
+
+def cpu_columns(data: GraphData) -> dict:
+    """The summary's CPU columns: the same BFS predicted on the report's CPU profile, serial and on
+    `cpu_threads` threads (NaN without a CPU profile), and the GPU pick's speed-up over the faster."""
+    cpu = data.cpu or {}
+    serial = cpu.get("serial_ns")
+    threads = cpu.get("threads_ns")
+    fastest = min(v for v in (serial, threads, float("inf")) if v is not None)
+    gpu = data.ranking.pick["predicted_ns"]
+    return {"cpu": cpu.get("profile", ""), "cpu_serial_ms": serial * MS_PER_NS if serial else float("nan"),
+            "cpu_threads": cpu.get("threads") or 0,
+            "cpu_threads_ms": threads * MS_PER_NS if threads else float("nan"),
+            "gpu_speedup_over_cpu": fastest / gpu if serial and gpu > 0 else float("nan")}
 
 
 RECOMMENDATION_COLUMNS = ["graph", "mapping", "predicted_bfs_ms", "rank", "me", "bottleneck", "source", "vs_best",
@@ -116,8 +131,9 @@ SUMMARY_TEXT_COLUMNS = ("graph", "pick", "runner-up", "highest ME", "bottleneck"
 def summary_display(summary: pd.DataFrame) -> pd.DataFrame:
     """The summary table as readable strings (thousands separators, rounded rates, times in ms): the
     pick by predicted time with its ME beside it, the runner-up and the mapping with the highest ME.
-    Narrow enough for an 800 px window (what a graph stands for is in its section's prose)."""
-    return pd.DataFrame({
+    Narrow enough for an 800 px window (what a graph stands for is in its section's prose). With a CPU
+    profile, the CPU's predicted BFS time and the GPU pick's speed-up over it."""
+    shown = pd.DataFrame({
         "graph": summary["graph"],
         "n": [_fmt(v, ",d") for v in summary["n"]],
         "m": [_fmt(v, ",d") for v in summary["m"]],
@@ -132,6 +148,12 @@ def summary_display(summary: pd.DataFrame) -> pd.DataFrame:
                                                                   summary["bottleneck_time_share"])],
         "measured": [m or "–" for m in summary["measured_on"]],
     })
+    if summary["cpu"].astype(bool).any():  # the report was asked for a CPU: its BFS time, serial / threads
+        shown["CPU, ms"] = [f"{_fmt(serial, '.3g')} / {_fmt(threaded, '.3g')} ({threads})" if threads else
+                            _fmt(serial, ".3g") for serial, threaded, threads in
+                            zip(summary["cpu_serial_ms"], summary["cpu_threads_ms"], summary["cpu_threads"])]
+        shown["GPU speed-up"] = [f"{_fmt(v, '.3g')}x" for v in summary["gpu_speedup_over_cpu"]]
+    return shown
 
 
 def time_errors_display(errors: pd.DataFrame) -> pd.DataFrame:

@@ -19,6 +19,9 @@ def settings_lines(settings: dict) -> list[str]:
         f"Graphs: {suite}.",
         f"GPU profile {settings['gpu']} ({settings['gpu_description']}); {curves}.",
         f"Settings: {settings['defaults']}.",
+        *([f"CPU profile {settings['cpu']} ({settings['cpu_description']}): the same BFS predicted on that CPU, "
+           "serial and on all its measured threads (opmachine.cpu, the loop's measured costs, caches warm)."]
+          if settings.get("cpu") else []),
         (f"Lane accounting: BFS from {settings['sources']} seeded random sources per graph (seed {settings['seed']}), "
         "frontiers in ascending vertex order (a bitmask-then-compact kernel), CTA size 256 for scan."),
         ("Operator-machine prediction: one BFS per graph (its first source, or the first measured source where GPU "
@@ -64,4 +67,13 @@ def graph_facts(data: GraphData) -> str:
              f"source {data.opm_source}: {ranking.why()} topo: {topo['predicted_ns'] / 1e6:.3g} ms. A "
              f"level-adaptive kernel (each level's fastest mapping) would be {ranking.adaptive_gain():.2f}x as fast "
              "as the pick alone.")
+    if data.cpu:
+        cpu = data.cpu
+        threads = (f", on {cpu['threads']} threads {cpu['threads_ns'] / 1e6:.3g} ms" if cpu["threads"] else "")
+        fastest = min(v for v in (cpu["serial_ns"], cpu["threads_ns"]) if v is not None)
+        gpu = ranking.pick["predicted_ns"]
+        verdict = (f"the GPU's pick is {fastest / gpu:.3g}x as fast" if gpu <= fastest else
+                   f"the CPU is {gpu / fastest:.3g}x as fast as the GPU's pick")
+        facts += (f" On CPU {cpu['profile']} the same BFS is predicted at {cpu['serial_ns'] / 1e6:.3g} ms serial "
+                  f"(busiest: {cpu['bottleneck']}){threads}: {verdict}.")
     return facts

@@ -13,7 +13,7 @@ from synthetic_measured import write_measured_folder
 import opmachine as om
 import simdmodel as sm
 from simdreport.cli import main
-from simdreport import DEFAULT_SUITE, SuiteGraph, collect_graph, committed_runs, suite_for
+from simdreport import DEFAULT_SUITE, SuiteGraph, build_report, collect_graph, committed_runs, suite_for
 from simdreport.measured import pick_run
 from simdreport.defaults import FALLBACK_GPU as DEFAULT_GPU
 
@@ -280,6 +280,8 @@ def one_error_line(err: str) -> str:
     ([TINY, "--gpu", "westmere"], "cpu profile"),
     ([TINY, "--sources", "0"], "--sources must be at least 1"),
     ([TINY, "--measured", "/nonexistent/measurements"], "no such directory"),
+    ([TINY, "--cpu", "h200"], "gpu profile"),
+    ([TINY, "--cpu", "nosuchcpu"], "nosuchcpu"),
 ])
 def test_bad_input_is_one_line_exit_2_and_no_folder(tmp_path, capsys, argv, message):
     out = tmp_path / "rep"
@@ -438,3 +440,25 @@ def test_size_hints_start_the_largest_graph_first(tmp_path):
     assert size_hint(SuiteGraph("rmat:scale=10,ef=8", "r", "")) == 2 * 8 * 1024  # declared edge entries
     assert size_hint(SuiteGraph(str(graph_file), "g", "")) == 8  # a file: its bytes
     assert size_hint(SuiteGraph(str(tmp_path / "missing.el"), "x", "")) == 0
+
+
+def test_a_cpu_profile_puts_the_cpus_bfs_beside_the_gpus(star, tmp_path):
+    from opmachine.cpu import predict_cpu, predict_cpu_threads
+    from simdmodel.frontier import bfs
+
+    cpu = om.load_profile("epyc-kvm", kind="cpu")
+    report = build_report([star, GRID], sources=2, out=tmp_path / "out", cpu="epyc-kvm")
+    summary = report.tables["summary"]
+    for data, row in zip(report.graphs, summary.itertuples(), strict=True):
+        graph = data.graph.load()
+        front = bfs(graph, data.opm_source)
+        serial = predict_cpu(graph, front, cpu, warm=True)["predicted_ns"].sum()
+        threaded = predict_cpu_threads(graph, front, cpu, 2, warm=True)["predicted_ns"].sum()
+        assert row.cpu == "epyc-kvm" and row.cpu_threads == 2
+        assert row.cpu_serial_ms == pytest.approx(serial / 1e6) and row.cpu_threads_ms == pytest.approx(threaded / 1e6)
+        assert row.gpu_speedup_over_cpu == pytest.approx(min(serial, threaded) / data.ranking.pick["predicted_ns"])
+    text = (tmp_path / "out" / "report.md").read_text()
+    assert "CPU profile epyc-kvm" in text and text.count("On CPU epyc-kvm the same BFS") == 2
+    plain = build_report([GRID], sources=2, out=tmp_path / "plain").tables["summary"]
+    assert plain["cpu"].tolist() == [""] and plain["cpu_serial_ms"].isna().all()
+    assert "CPU" not in (tmp_path / "plain" / "report.md").read_text().split("### How to read")[0]

@@ -34,7 +34,8 @@ class LoopCosts:
     - `store_ns`: an edge's extra cost when it stores (OP), over `gather_ns`;
     - `store_branch_ns`: one mispredicted "unvisited?" branch, which waits for its level load;
     - `parallel_call_ns`: the fixed cost of a round of the multi-threaded loop (waking the threads and
-      waiting for the last), on all the machine's cores; None where it was not measured.
+      waiting for the last) on `parallel_threads` threads (all the machine's cores); None where it
+      was not measured.
     """
 
     call_ns: float
@@ -45,6 +46,7 @@ class LoopCosts:
     store_ns: float
     store_branch_ns: float
     parallel_call_ns: float | None = None
+    parallel_threads: int | None = None
 
 
 LOOP_KEYS = ("call_ns", "scan_ns", "vertex_ns", "branch_ns", "gather_ns", "store_ns", "store_branch_ns")
@@ -112,7 +114,9 @@ def parse_cpu(check: Checker, doc: dict, name: str, description: str, where: str
 def _parse_loop(check: Checker, table, servers: int) -> LoopCosts:
     """`[loop]`: every cost > 0 but `call_ns` and `store_ns` (>= 0); `gather_ns` one per cache level and memory."""
     table = check.table(table, "loop")
-    check.keys(table, "loop", LOOP_KEYS, ("parallel_call_ns",))
+    check.keys(table, "loop", LOOP_KEYS, ("parallel_call_ns", "parallel_threads"))
+    if ("parallel_call_ns" in table) != ("parallel_threads" in table):
+        check.fail("loop.parallel_call_ns", "comes with loop.parallel_threads (the threads it was measured on)")
     gather = table["gather_ns"]
     if not isinstance(gather, list) or len(gather) != servers:
         check.fail("loop.gather_ns", f"must be an array of {servers} numbers (each cache level, then memory), "
@@ -127,4 +131,6 @@ def _parse_loop(check: Checker, table, servers: int) -> LoopCosts:
         store_branch_ns=check.number(table["store_branch_ns"], "loop.store_branch_ns"),
         parallel_call_ns=(check.number(table["parallel_call_ns"], "loop.parallel_call_ns", allow_zero=True)
                           if "parallel_call_ns" in table else None),
+        parallel_threads=(check.positive_int(table["parallel_threads"], "loop.parallel_threads")
+                          if "parallel_threads" in table else None),
     )
