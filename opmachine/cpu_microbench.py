@@ -178,7 +178,7 @@ LOOP_RUNS = 3  # independent measurements of the loop costs; each field is their
 def measure_profile(repeats: int = 3, seed: int = 1) -> dict:
     """Cache geometry (sysfs), latency per level and memory (pointer chase) and the loop's costs
     (median of `LOOP_RUNS` runs of `measure_loop_costs`, each with fresh arrays), as a dict."""
-    from .cpu.loop_costs import measure_loop_costs
+    from .cpu.loop_costs import measure_loop_costs, parallel_loop_costs, sets_of_gathers
 
     caches = read_sysfs_caches()
     levels = [c for c in caches if c.level in (1, 2, 3)]
@@ -188,13 +188,17 @@ def measure_profile(repeats: int = 3, seed: int = 1) -> dict:
     line_bytes = levels[0].line_bytes
     sets = working_sets(levels)
     latency = {name: load_latency_ns(size, line_bytes, repeats, seed) for name, size in sets.items()}
-    runs = [measure_loop_costs([c.size_bytes for c in levels], sets["memory"], seed=seed + run) for run in range(LOOP_RUNS)]
-    loop = {key: np.median(np.array([run[key] for run in runs], dtype=np.float64), axis=0).tolist()
-            for key in runs[0] if key != "working_sets"}
+    sizes = [c.size_bytes for c in levels]
+
+    def median_of_runs(measure) -> dict:
+        runs = [measure(sizes, sets["memory"], seed=seed + run) for run in range(LOOP_RUNS)]
+        return {key: np.median(np.array([run[key] for run in runs], dtype=np.float64), axis=0).tolist()
+                for key in runs[0] if key != "working_sets"}
+
     return {
-        "loop": loop,
-        "threads": numba.get_num_threads(),
-        "loop_working_sets": runs[0]["working_sets"],
+        "loop": median_of_runs(measure_loop_costs),
+        "parallel_loop": median_of_runs(parallel_loop_costs),
+        "loop_working_sets": sets_of_gathers(sizes, sets["memory"]),
         "line_bytes": line_bytes,
         "clock_ghz": cpu_clock_ghz(),
         "levels": [
@@ -252,8 +256,9 @@ def profile_toml(measured: dict, name: str, command: str, date: str | None = Non
         "provenance = " + toml_string(
             "opmachine.cpu_microbench: sizes, ways and line size from sysfs; latency = best of 3 "
             "timed random pointer chases (numba, one dependent 8-byte load per line) per working "
-            "set; clock from /proc/cpuinfo; [loop]: Listing 1's compiled round timed on synthetic inputs "
-            f"(opmachine.cpu.loop_costs), the median of {LOOP_RUNS} runs", label),
+            "set; clock from /proc/cpuinfo; [loop] and [parallel_loop]: Listing 1's compiled round, serial "
+            f"and multi-threaded, timed on synthetic inputs (opmachine.cpu.loop_costs), the median of {LOOP_RUNS} "
+            "runs", label),
         f"device = {toml_string(cpu, label)}",
         f"date = {toml_string(date, label)}",
         f"command = {toml_string(command, label)}",
@@ -262,25 +267,30 @@ def profile_toml(measured: dict, name: str, command: str, date: str | None = Non
 
 
 def _loop_lines(measured: dict) -> list[str]:
-    """The `[loop]` table of a measured profile (`LoopCosts`), or nothing when it was not measured."""
-    loop = measured.get("loop")
-    if not loop:
-        return []
+    """The `[loop]` and `[parallel_loop]` tables of a measured profile (`LoopCosts`), or nothing for a
+    table that was not measured."""
     floor = 0.001  # a cost the timer cannot tell from 0 is written as this, so the profile stays valid
-    gather = ", ".join(f"{round(max(float(value), floor), 4)!r}" for value in loop["gather_ns"])
-    sets = ", ".join(str(int(size)) for size in measured["loop_working_sets"])
-    return [
-        "",
-        "[loop]   # Listing 1's compiled round timed on synthetic inputs (opmachine.cpu.loop_costs), ns",
-        f"call_ns = {round(max(float(loop['call_ns']), 0.0), 2)!r}",
-        f"scan_ns = {round(max(float(loop['scan_ns']), floor), 4)!r}",
-        f"vertex_ns = {round(max(float(loop['vertex_ns']), floor), 4)!r}",
-        f"branch_ns = {round(max(float(loop['branch_ns']), floor), 3)!r}",
-        f"gather_ns = [{gather}]   # level arrays of {sets} bytes",
-        f"store_ns = {round(max(float(loop['store_ns']), 0.0), 4)!r}",
-        f"store_branch_ns = {round(max(float(loop['store_branch_ns']), floor), 3)!r}",
-    ] + ([f"parallel_call_ns = {round(max(float(loop['parallel_call_ns']), 0.0), 2)!r}",
-          f"parallel_threads = {int(measured['threads'])}"] if "parallel_call_ns" in loop else [])
+    lines = []
+    for key, what in (("loop", "Listing 1's compiled round"),
+                      ("parallel_loop", "the multi-threaded round, its body on one thread")):
+        loop = measured.get(key)
+        if not loop:
+            continue
+        gather = ", ".join(f"{round(max(float(value), floor), 4)!r}" for value in loop["gather_ns"])
+        sets = ", ".join(str(int(size)) for size in measured["loop_working_sets"])
+        lines += [
+            "",
+            f"[{key}]   # {what} timed on synthetic inputs (opmachine.cpu.loop_costs), ns",
+            f"call_ns = {round(max(float(loop['call_ns']), 0.0), 2)!r}"
+            + (f"   # a round on {int(loop['threads'])} threads" if "threads" in loop else ""),
+            f"scan_ns = {round(max(float(loop['scan_ns']), floor), 4)!r}",
+            f"vertex_ns = {round(max(float(loop['vertex_ns']), floor), 4)!r}",
+            f"branch_ns = {round(max(float(loop['branch_ns']), floor), 3)!r}",
+            f"gather_ns = [{gather}]   # level arrays of {sets} bytes",
+            f"store_ns = {round(max(float(loop['store_ns']), 0.0), 4)!r}",
+            f"store_branch_ns = {round(max(float(loop['store_branch_ns']), floor), 3)!r}",
+        ] + ([f"threads = {int(loop['threads'])}"] if "threads" in loop else [])
+    return lines
 
 
 def write_profile(path, name: str | None = None, repeats: int = 3, seed: int = 1,

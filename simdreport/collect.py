@@ -118,8 +118,8 @@ def server_round_table(per_server: pd.DataFrame) -> pd.DataFrame:
 
 def cpu_prediction(graph, source: int, cpu) -> dict:
     """The BFS from `source` predicted on CPU profile `cpu` (`opmachine.cpu`, caches warm from the previous
-    run): the serial loop's time and busiest server, and where the profile measured a multi-threaded round,
-    the multi-threaded loop's time on that many threads (else None)."""
+    run): the serial loop's time and busiest server, and where the profile measured the multi-threaded
+    loop (`[parallel_loop]`), its time on the threads it was measured on (else None)."""
     from opmachine.cpu import predict_cpu, predict_cpu_threads
     from simdmodel.frontier import bfs
 
@@ -130,10 +130,10 @@ def cpu_prediction(graph, source: int, cpu) -> dict:
                else str(serial["bottleneck"].mode().iloc[0]))
     out = {"profile": cpu.name, "serial_ns": float(serial["predicted_ns"].sum()), "bottleneck": busiest,
            "threads": None, "threads_ns": None}
-    loop = cpu.loop
-    if loop is not None and loop.parallel_threads is not None:
-        threaded = predict_cpu_threads(graph, front, cpu, loop.parallel_threads, warm=True)
-        out.update(threads=int(loop.parallel_threads), threads_ns=float(threaded["predicted_ns"].sum()))
+    parallel = cpu.parallel_loop
+    if parallel is not None:
+        threaded = predict_cpu_threads(graph, front, cpu, parallel.threads, warm=True)
+        out.update(threads=int(parallel.threads), threads_ns=float(threaded["predicted_ns"].sum()))
     return out
 
 

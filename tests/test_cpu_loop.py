@@ -24,7 +24,7 @@ from opmachine.cpu import (cache_levels, cpu_trace, measure_cpu_rounds, predict_
                            thread_traces)
 from opmachine.cpu.events import EVENT_NAMES, round_events
 from opmachine.cpu.kernel import EDL, ERL, NF1, NF2, OP, chunk_bounds
-from opmachine.cpu.loop_costs import measure_loop_costs
+from opmachine.cpu.loop_costs import measure_loop_costs, parallel_loop_costs
 from opmachine.profile import LoopCosts, load_profile
 from opmachine.profile.loading import parse_profile_bytes
 from simdmodel.errors import InputError
@@ -192,6 +192,16 @@ provenance = "test"
 """ + "\n".join(lines) + "\n").encode()
 
 
+def test_a_parallel_loop_table_needs_its_threads():
+    table = loop_toml().decode() + "[parallel_loop]\n" + loop_toml().decode().split("[loop]\n")[1]
+    with pytest.raises(InputError, match="parallel_loop.threads: missing key"):
+        parse_profile_bytes(table.encode(), "box", "box.toml")
+    profile = parse_profile_bytes((table + "threads = 4\n").encode(), "box", "box.toml")
+    assert profile.parallel_loop == dataclasses.replace(profile.loop, threads=4) and profile.loop.threads is None
+    with pytest.raises(InputError, match="loop.threads: unknown key"):
+        parse_profile_bytes(loop_toml(threads=4), "box", "box.toml")
+
+
 def test_a_profile_with_loop_costs_loads():
     profile = parse_profile_bytes(loop_toml(), "box", "box.toml")
     assert profile.loop == LoopCosts(300.0, 0.24, 0.1, 6.0, (0.6, 0.7, 2.0, 12.0), 0.1, 8.0)
@@ -242,10 +252,12 @@ def test_measured_profile_carries_its_loop_costs(tmp_path):
         "loop_working_sets": [16384, 524288, 16777216, 2**29],
     }
     path = tmp_path / "box.toml"
+    measured["parallel_loop"] = {**measured["loop"], "call_ns": 1400.0, "scan_ns": 0.3, "threads": 2}
     path.write_text(cpu_microbench.profile_toml(measured, "box", "python -m opmachine.cpu_microbench --out box.toml"))
-    loop = load_profile(str(path), kind="cpu").loop
+    profile = load_profile(str(path), kind="cpu")
     # a cost the timer cannot tell from zero is written as the floor (0.001 ns), a store cost as 0
-    assert loop == LoopCosts(310.0, 0.2385, 0.001, 6.3, (0.58, 0.69, 1.96, 12.57), 0.0, 8.2)
+    assert profile.loop == LoopCosts(310.0, 0.2385, 0.001, 6.3, (0.58, 0.69, 1.96, 12.57), 0.0, 8.2)
+    assert profile.parallel_loop == LoopCosts(1400.0, 0.3, 0.001, 6.3, (0.58, 0.69, 1.96, 12.57), 0.0, 8.2, threads=2)
 
 
 def test_loop_costs_are_measured_positive_and_finite():
@@ -255,6 +267,9 @@ def test_loop_costs_are_measured_positive_and_finite():
     for key in ("call_ns", "scan_ns", "vertex_ns", "branch_ns", "store_ns", "store_branch_ns"):
         assert np.isfinite(costs[key])
     assert costs["scan_ns"] > 0 and costs["branch_ns"] > 0  # a mispredicted branch costs the pipeline's refill
+    parallel = parallel_loop_costs([4096, 16384, 65536], 1 << 20, repeats=3)
+    assert parallel["threads"] == numba.get_num_threads() and np.isfinite(parallel["call_ns"])
+    assert parallel["scan_ns"] > 0 and len(parallel["gather_ns"]) == 4
 
 
 def test_validate_cpu_prints_one_json_object():
@@ -334,7 +349,7 @@ def test_threads_split_the_rounds_work(n, density, seed, threads):
 def test_one_thread_predicts_the_serial_loop_with_the_parallel_call():
     graph = random_graph(60, 240, 5, undirected=True)
     front = bfs(graph, some_source(graph, 5))
-    profile = dataclasses.replace(tiny_profile(), loop=dataclasses.replace(LOOP, parallel_call_ns=777.0))
+    profile = dataclasses.replace(tiny_profile(), loop=LOOP, parallel_loop=dataclasses.replace(LOOP, call_ns=777.0, threads=2))
     serial = predict_cpu(graph, front, profile, warm=True)
     alone = predict_cpu_threads(graph, front, profile, 1, warm=True)
     assert np.allclose(alone["predicted_ns"], serial["predicted_ns"] - LOOP.call_ns + 777.0)
@@ -343,8 +358,8 @@ def test_one_thread_predicts_the_serial_loop_with_the_parallel_call():
     demands = two[["thread0_ns", "thread1_ns"]].to_numpy()
     assert np.allclose(two["predicted_ns"], 777.0 + demands.max(axis=1))
     assert two["slowest"].tolist() == demands.argmax(axis=1).tolist()
-    with pytest.raises(InputError, match="no measured cost of a multi-threaded round"):
-        predict_cpu_threads(graph, front, tiny_profile(), 2)
+    with pytest.raises(InputError, match="no measured costs of the multi-threaded loop"):
+        predict_cpu_threads(graph, front, dataclasses.replace(tiny_profile(), loop=LOOP), 2)
     with pytest.raises(InputError, match="threads must be at least 1"):
         predict_cpu_threads(graph, front, profile, 0)
 

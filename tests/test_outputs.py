@@ -179,7 +179,7 @@ def test_version(capsys):
     (["opm", SMALL, "--cpu", "westmere", "--time-model", "eq4"], "--time-model applies to GPU kernels only"),
     (["opm", SMALL, "--cpu-threads", "2"], "--cpu-threads needs --cpu PROFILE"),
     (["opm", SMALL, "--cpu", "epyc-kvm", "--cpu-threads", "0"], "--cpu-threads: must be 1 or more, got 0"),
-    (["opm", SMALL, "--cpu", "westmere", "--cpu-threads", "2"], "has no measured cost of a multi-threaded round"),
+    (["opm", SMALL, "--cpu", "westmere", "--cpu-threads", "2"], "has no measured costs of the multi-threaded loop"),
     (["opm", SMALL, "--l2", "lru", "--warm-l2"], "a warm L2 needs the set-associative L2 model"),
 ])
 def test_options_that_cannot_apply_are_refused(capsys, argv, message):

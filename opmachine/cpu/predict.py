@@ -138,33 +138,33 @@ def predict_cpu_threads(graph: CSRGraph, frontiers: Frontiers, profile, threads:
 
     Thread t runs the loop over its chunk of nodes (`trace.thread_traces`); its caches are its own
     L1 and L2 and a 1/T share of the last level (shared by the cores); its events are priced with
-    the profile's loop costs as one serial core's are (`predict_cpu`), without the fixed cost of a
-    call. A round ends when its slowest thread does:
+    the multi-threaded loop's measured costs (`profile.parallel_loop`, one thread's) as one serial
+    core's are (`predict_cpu`), less the fixed cost of a call. A round ends when its slowest thread does:
 
-        predicted_ns = parallel_call_ns + max_t (core_ns + l1_ns + ... + mem_ns of thread t)
+        predicted_ns = call_ns (of a round on the profile's threads) + max_t (core_ns + l1_ns + ... + mem_ns of thread t)
 
     One row per round: `thread0_ns` .. (each thread's demand), `slowest` (which thread), its
-    `bottleneck` server, `imbalance` (slowest / mean), `predicted_ns`. Needs a profile measured with
-    `parallel_call_ns` (`python -m opmachine.cpu_microbench`); InputError otherwise.
+    `bottleneck` server, `imbalance` (slowest / mean), `predicted_ns`. Needs a profile with
+    `[parallel_loop]` (`python -m opmachine.cpu_microbench`); InputError otherwise.
     """
     from .trace import thread_traces
 
     levels = profile_levels(profile)
     if int(threads) < 1:
         raise InputError(f"threads must be at least 1, got {threads}")
-    loop = profile.loop
-    if loop is None or loop.parallel_call_ns is None:
-        raise InputError(f"profile {profile.name!r} has no measured cost of a multi-threaded round "
-                         f"([loop] parallel_call_ns); measure one with python -m opmachine.cpu_microbench --out FILE")
+    loop = profile.parallel_loop
+    if loop is None:
+        raise InputError(f"profile {profile.name!r} has no measured costs of the multi-threaded loop "
+                         f"([parallel_loop]); measure one with python -m opmachine.cpu_microbench --out FILE")
     last = levels[-1]
     share = max(int(last.bytes) // int(threads) // (last.ways * profile.line_bytes), 1) * last.ways * profile.line_bytes
-    per_thread = dataclasses.replace(profile, levels=(*levels[:-1], dataclasses.replace(last, bytes=share)),
-                                     loop=dataclasses.replace(loop, call_ns=0.0))
+    per_thread = dataclasses.replace(profile, levels=(*levels[:-1], dataclasses.replace(last, bytes=share)))
+    body = dataclasses.replace(loop, call_ns=0.0)
     names = np.array([CORE, *LEVEL_NAMES], dtype=object)
     totals, busiest = [], []
     for trace in thread_traces(graph, frontiers, threads, line_bytes=int(profile.line_bytes)):
         served = cache_levels(trace, per_thread, model, warm=warm)
-        demands = loop_demands_ns(per_thread.loop, *round_events(trace, served, len(LEVEL_NAMES)))
+        demands = loop_demands_ns(body, *round_events(trace, served, len(LEVEL_NAMES)))
         totals.append(demands.sum(axis=1))
         busiest.append(names[np.argmax(demands, axis=1)])
     totals = np.column_stack(totals)
@@ -176,7 +176,7 @@ def predict_cpu_threads(graph: CSRGraph, frontiers: Frontiers, profile, threads:
     table["slowest"] = slowest
     table["bottleneck"] = np.column_stack(busiest)[rounds - 1, slowest]
     table["imbalance"] = totals.max(axis=1) / np.maximum(totals.mean(axis=1), 1e-300)
-    table["predicted_ns"] = loop.parallel_call_ns + totals.max(axis=1)
+    table["predicted_ns"] = loop.call_ns + totals.max(axis=1)
     frame = pd.DataFrame(table)
     frame.attrs.update(profile=str(profile.name), model=model, warm=bool(warm), threads=int(threads),
                        time="loop costs, slowest thread")

@@ -1,5 +1,6 @@
 """A CPU profile (seed 003 §4-5): cache levels with their service times, then memory; and, where the
-profile was measured on its machine, the measured costs of Listing 1's loop (`[loop]`, `LoopCosts`)."""
+profile was measured on its machine, the measured costs of Listing 1's loop (`[loop]`, `LoopCosts`) and
+of its multi-threaded form (`[parallel_loop]`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,9 +34,10 @@ class LoopCosts:
       level and memory, L1 first: the memory-level parallelism of independent loads is inside;
     - `store_ns`: an edge's extra cost when it stores (OP), over `gather_ns`;
     - `store_branch_ns`: one mispredicted "unvisited?" branch, which waits for its level load;
-    - `parallel_call_ns`: the fixed cost of a round of the multi-threaded loop (waking the threads and
-      waiting for the last) on `parallel_threads` threads (all the machine's cores); None where it
-      was not measured.
+    - `threads`: None for the serial loop (`[loop]`). For the multi-threaded loop (`[parallel_loop]`)
+      every cost is one thread's, measured on one thread (numba compiles the body of a `prange` loop
+      apart, and it runs slower than the serial loop), but `call_ns`: a round's fixed cost on this
+      many threads (waking them and waiting for the last).
     """
 
     call_ns: float
@@ -45,8 +47,7 @@ class LoopCosts:
     gather_ns: tuple[float, ...]
     store_ns: float
     store_branch_ns: float
-    parallel_call_ns: float | None = None
-    parallel_threads: int | None = None
+    threads: int | None = None
 
 
 LOOP_KEYS = ("call_ns", "scan_ns", "vertex_ns", "branch_ns", "gather_ns", "store_ns", "store_branch_ns")
@@ -66,10 +67,11 @@ class CPUProfile:
     measured: bool
     provenance: dict[str, str]
     loop: LoopCosts | None = None
+    parallel_loop: LoopCosts | None = None
 
 
 CPU_TOP_KEYS = ("name", "kind", "description", "hardware", "levels", "memory", "service")
-CPU_OPTIONAL_KEYS = ("loop",)
+CPU_OPTIONAL_KEYS = ("loop", "parallel_loop")
 
 
 def parse_cpu(check: Checker, doc: dict, name: str, description: str, where: str) -> CPUProfile:
@@ -105,32 +107,30 @@ def parse_cpu(check: Checker, doc: dict, name: str, description: str, where: str
     check.keys(memory, "memory", ("service_ns",))
     memory_ns = check.number(memory["service_ns"], "memory.service_ns")
     measured, provenance = check.service(service, (), run_required=False)
-    loop = _parse_loop(check, doc["loop"], len(parsed) + 1) if "loop" in doc else None
+    loop = _parse_loop(check, doc["loop"], "loop", len(parsed) + 1) if "loop" in doc else None
+    parallel = _parse_loop(check, doc["parallel_loop"], "parallel_loop", len(parsed) + 1) if "parallel_loop" in doc else None
     return CPUProfile(name=name, description=description, path=where, clock_ghz=clock_ghz, line_bytes=line_bytes,
                       levels=tuple(parsed), memory_ns=memory_ns, measured=measured, provenance=provenance,
-                      loop=loop)
+                      loop=loop, parallel_loop=parallel)
 
 
-def _parse_loop(check: Checker, table, servers: int) -> LoopCosts:
-    """`[loop]`: every cost > 0 but `call_ns` and `store_ns` (>= 0); `gather_ns` one per cache level and memory."""
-    table = check.table(table, "loop")
-    check.keys(table, "loop", LOOP_KEYS, ("parallel_call_ns", "parallel_threads"))
-    if ("parallel_call_ns" in table) != ("parallel_threads" in table):
-        check.fail("loop.parallel_call_ns", "comes with loop.parallel_threads (the threads it was measured on)")
+def _parse_loop(check: Checker, table, key: str, servers: int) -> LoopCosts:
+    """`[loop]` or `[parallel_loop]` (which adds `threads`): every cost > 0 but `call_ns` and `store_ns`
+    (>= 0); `gather_ns` one per cache level and memory."""
+    table = check.table(table, key)
+    parallel = key == "parallel_loop"
+    check.keys(table, key, LOOP_KEYS + (("threads",) if parallel else ()))
     gather = table["gather_ns"]
     if not isinstance(gather, list) or len(gather) != servers:
-        check.fail("loop.gather_ns", f"must be an array of {servers} numbers (each cache level, then memory), "
-                                     f"got {describe(gather)}")
+        check.fail(f"{key}.gather_ns", f"must be an array of {servers} numbers (each cache level, then memory), "
+                                       f"got {describe(gather)}")
     return LoopCosts(
-        call_ns=check.number(table["call_ns"], "loop.call_ns", allow_zero=True),
-        scan_ns=check.number(table["scan_ns"], "loop.scan_ns"),
-        vertex_ns=check.number(table["vertex_ns"], "loop.vertex_ns"),
-        branch_ns=check.number(table["branch_ns"], "loop.branch_ns"),
-        gather_ns=tuple(check.number(value, f"loop.gather_ns[{i}]") for i, value in enumerate(gather)),
-        store_ns=check.number(table["store_ns"], "loop.store_ns", allow_zero=True),
-        store_branch_ns=check.number(table["store_branch_ns"], "loop.store_branch_ns"),
-        parallel_call_ns=(check.number(table["parallel_call_ns"], "loop.parallel_call_ns", allow_zero=True)
-                          if "parallel_call_ns" in table else None),
-        parallel_threads=(check.positive_int(table["parallel_threads"], "loop.parallel_threads")
-                          if "parallel_threads" in table else None),
+        call_ns=check.number(table["call_ns"], f"{key}.call_ns", allow_zero=True),
+        scan_ns=check.number(table["scan_ns"], f"{key}.scan_ns"),
+        vertex_ns=check.number(table["vertex_ns"], f"{key}.vertex_ns"),
+        branch_ns=check.number(table["branch_ns"], f"{key}.branch_ns"),
+        gather_ns=tuple(check.number(value, f"{key}.gather_ns[{i}]") for i, value in enumerate(gather)),
+        store_ns=check.number(table["store_ns"], f"{key}.store_ns", allow_zero=True),
+        store_branch_ns=check.number(table["store_branch_ns"], f"{key}.store_branch_ns"),
+        threads=check.positive_int(table["threads"], f"{key}.threads") if parallel else None,
     )
