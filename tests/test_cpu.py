@@ -465,15 +465,20 @@ def test_load_latency_is_positive_for_a_small_working_set():
     assert 0 < cpu_microbench.load_latency_ns(16384, 64, repeats=1, target_s=0.01) < 1000
 
 
-def test_profile_toml_loads_back(tmp_path):
-    measured = {
-        "line_bytes": 64, "clock_ghz": 2.5, "cpu": 'Some "CPU"',
+def measured_box(cpu: str = 'Some "CPU"') -> dict:
+    """What `cpu_microbench.measure_profile` returns for a made-up machine, without the loop's costs."""
+    return {
+        "line_bytes": 64, "clock_ghz": 2.5, "cpu": cpu,
         "levels": [{"name": "L1", "bytes": 32768, "ways": 8, "service_ns": 1.5, "working_set_bytes": 16384},
                    {"name": "L2", "bytes": 1048576, "ways": 8, "service_ns": 5.0, "working_set_bytes": 524288},
                    {"name": "L3", "bytes": 33554432, "ways": 16, "service_ns": 20.0,
                     "working_set_bytes": 16777216}],
         "memory_ns": 90.0, "memory_working_set_bytes": 2**29,
     }
+
+
+def test_profile_toml_loads_back(tmp_path):
+    measured = measured_box()
     path = tmp_path / "box.toml"
     path.write_text(cpu_microbench.profile_toml(measured, "box", "python -m opmachine.cpu_microbench --out box.toml",
                                                 date="2025-01-01T00:00:00Z"))

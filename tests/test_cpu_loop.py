@@ -31,10 +31,18 @@ from simdmodel.errors import InputError
 from simdmodel.frontier import bfs
 from simdmodel.graph import EdgeList, csr_from_edges
 from simdmodel.load import load_graph
-from test_cpu import figure2_graph, random_graph, some_source, tiny_profile
+from test_cpu import figure2_graph, measured_box, random_graph, some_source, tiny_profile
 
 LOOP = LoopCosts(call_ns=100.0, scan_ns=1.0, vertex_ns=10.0, branch_ns=1000.0, gather_ns=(2.0, 20.0, 200.0, 2000.0),
                  store_ns=5.0, store_branch_ns=300.0)
+
+
+def random_bfs(n: int, density: float, seed: int):
+    """A random graph of n nodes and about n x density edges (undirected for odd seeds) and its BFS from a
+    seeded node with edges; (graph, None) when no node has one."""
+    graph = random_graph(n, max(1, int(n * density)), seed, undirected=bool(seed % 2))
+    source = some_source(graph, seed)
+    return graph, None if source is None else bfs(graph, source)
 
 
 def naive_events(indptr, indices, source, rounds):
@@ -107,11 +115,10 @@ def test_figure2_loop_prediction_by_hand():
 @settings(max_examples=30, deadline=None)
 @given(n=st.integers(2, 90), density=st.floats(0.3, 5.0), seed=st.integers(0, 10_000), warm=st.booleans())
 def test_events_match_a_plain_listing1(n, density, seed, warm):
-    graph = random_graph(n, max(1, int(n * density)), seed, undirected=bool(seed % 2))
-    source = some_source(graph, seed)
-    if source is None:
+    graph, front = random_bfs(n, density, seed)
+    if front is None:
         return
-    front = bfs(graph, source)
+    source = front.source
     trace = cpu_trace(graph, front)
     profile = tiny_profile(((128, 2, 1.0), (512, 4, 3.0), (2048, 8, 9.0)), memory_ns=30.0)
     served = cache_levels(trace, profile, warm=warm)
@@ -241,12 +248,7 @@ def test_loop_values_either_load_or_fail_in_one_line(key, value):
 
 def test_measured_profile_carries_its_loop_costs(tmp_path):
     measured = {
-        "line_bytes": 64, "clock_ghz": 2.5, "cpu": "Some CPU",
-        "levels": [{"name": "L1", "bytes": 32768, "ways": 8, "service_ns": 1.5, "working_set_bytes": 16384},
-                   {"name": "L2", "bytes": 1048576, "ways": 8, "service_ns": 5.0, "working_set_bytes": 524288},
-                   {"name": "L3", "bytes": 33554432, "ways": 16, "service_ns": 20.0,
-                    "working_set_bytes": 16777216}],
-        "memory_ns": 90.0, "memory_working_set_bytes": 2**29,
+        **measured_box("Some CPU"),
         "loop": {"call_ns": 310.0, "scan_ns": 0.2385, "vertex_ns": -0.01, "branch_ns": 6.3,
                  "gather_ns": [0.58, 0.69, 1.96, 12.57], "store_ns": -0.02, "store_branch_ns": 8.2},
         "loop_working_sets": [16384, 524288, 16777216, 2**29],
@@ -330,11 +332,9 @@ def test_a_thread_does_not_see_the_other_threads_stores():
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(2, 80), density=st.floats(0.3, 5.0), seed=st.integers(0, 10_000), threads=st.integers(1, 5))
 def test_threads_split_the_rounds_work(n, density, seed, threads):
-    graph = random_graph(n, max(1, int(n * density)), seed, undirected=bool(seed % 2))
-    source = some_source(graph, seed)
-    if source is None:
+    graph, front = random_bfs(n, density, seed)
+    if front is None:
         return
-    front = bfs(graph, source)
     serial = cpu_trace(graph, front)
 
     def per_round(trace, server):

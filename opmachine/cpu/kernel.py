@@ -8,14 +8,17 @@ instructions, in this order, are the operator machine's jobs on the CPU, so the 
 itself is what is modelled; simdmodel's FIFO BFS touches memory in another order and cannot
 stand in for it.
 
-The kernel exists once, as two compilations of the same loop:
+The kernel exists once, as three compilations of the same loop:
 
 - `listing1_round`: one round, nothing but the program, the function `measure_cpu_rounds` times;
-- `traced_rounds`: every round of the same loop, also writing each memory instruction's address
-  (as a line id) and server, for `cpu_trace`. Numba gives no way to add the recording to the timed
-  function without putting it in the timed code, so the recording twin repeats the loop line by line;
-  tests check both against a plain-Python Listing 1 and against each other (labels and stores per
-  round).
+- `listing1_parallel_round`: the same round with the node loop under `prange` (the multi-threaded
+  BFS), written out again because numba compiles a `prange` body apart and what is timed must be the
+  program itself, with nothing called from it;
+- `traced_rounds` (and `traced_chunk_rounds`, one thread's nodes): every round of the same loop,
+  also writing each memory instruction's address (as a line id) and server, for `cpu_trace`. Numba
+  gives no way to add the recording to the timed function without putting it in the timed code, so
+  the recording twin repeats the loop line by line; tests check both against a plain-Python Listing 1
+  and against each other (labels and stores per round).
 
 Both start from `reset_levels` and both use the arrays of `opmachine.layout.CPU_LAYOUT`: 4-byte
 elements, each array on a 4096-byte boundary (`kernel_arrays` for the timed kernel, the same bases as
