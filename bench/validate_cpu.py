@@ -14,7 +14,9 @@ per-round MAPE, Pearson r over the rounds with more than 1 ms of work and the wo
     PYTHONPATH=. .venv/bin/python bench/validate_cpu.py --profile my.toml rmat:scale=16,ef=16
 
 Each graph is also run with the multi-threaded Listing 1 on all of numba's threads and compared with
-`predict_cpu_threads`.
+`predict_cpu_threads`, and, where this machine counts cache events, counted round by round for
+counters mode (`predict_cpu_counted`: the simulated misses against the measured, and the prediction
+from the measured counts); where it does not, one line says so and the simulated counts stand.
 
 `--json` prints one JSON object, {"graphs": [{"graph", "whole", "mape", "r", ..., "threads": {...}},
 ...], "pooled_mape", "pooled_r_long", ...}, for the default prediction (whole = signed whole-BFS
@@ -170,7 +172,36 @@ def validate_graph(spec: str, profile, repeats: int, seed: int, show_rounds: int
               f"r={e['r']:6.3f}  r(>1 ms, {e['long_rounds']} rounds)={r_long}  "
               f"worst={100 * e['worst']:+8.1f}% (round {e['worst_round']})  ({table[f'{name}_ns'].sum() / 1e6:.2f} ms)")
     found["threads"] = validate_threads(graph, source, front, profile, repeats)
+    found["counters"] = validate_counters(graph, source, front, profile, measured_ns)
     return table, found
+
+
+def validate_counters(graph, source: int, front, profile, measured_ns: np.ndarray) -> dict | None:
+    """Counters mode: the round's cache counts measured by this process's counters in place of the
+    simulated ones; the simulated misses' whole-BFS error and the prediction's errors. None (said
+    once) where the machine does not count cache events."""
+    from opmachine.cpu import CountersUnavailable, measure_cpu_counters, miss_errors, predict_cpu_counted
+
+    try:
+        counts = measure_cpu_counters(graph, source)
+    except CountersUnavailable as error:
+        if not COUNTERS_REFUSED:
+            print(f"  counters mode: no ({error}); the predictions above use the simulated cache counts")
+            COUNTERS_REFUSED.append(str(error))
+        return None
+    table = predict_cpu_counted(graph, front, profile, counts)
+    counted = table["predicted_ns"].to_numpy(dtype=float)
+    misses = miss_errors(table)
+    error = (counted - measured_ns) / measured_ns
+    out = {"l1_miss_error": misses["l1_misses"], "llc_miss_error": misses["llc_misses"],
+           "whole": float(counted.sum() / measured_ns.sum() - 1), "mape": float(np.abs(error).mean())}
+    print(f"  counters mode: simulated L1 load misses {100 * out['l1_miss_error']:+.1f}%, LLC load misses "
+          f"{100 * out['llc_miss_error']:+.1f}% of the measured; prediction from measured counts: whole BFS="
+          f"{100 * out['whole']:+7.1f}%  MAPE={100 * out['mape']:7.1f}%")
+    return out
+
+
+COUNTERS_REFUSED: list[str] = []  # why the machine's cache counters could not be opened, once known
 
 
 def validate_threads(graph, source: int, front, profile, repeats: int) -> dict:
@@ -194,12 +225,15 @@ def validate_threads(graph, source: int, front, profile, repeats: int) -> dict:
 def summary(results: list[tuple[str, dict]], tables: list[pd.DataFrame]) -> dict:
     """The `--json` object: per graph the default prediction's errors; pooled per-round MAPE."""
     graphs = [{"graph": spec, **{key: _plain(value) for key, value in found["loop"].items()},
-               "threads": {key: _plain(value) for key, value in found["threads"].items()}}
+               "threads": {key: _plain(value) for key, value in found["threads"].items()},
+               "counters": None if found["counters"] is None else
+               {key: _plain(value) for key, value in found["counters"].items()}}
               for spec, found in results]
     pooled = pd.concat(tables, ignore_index=True)
     error = (pooled["loop_ns"] - pooled["measured_ns"]) / pooled["measured_ns"]
     long = pooled["measured_ns"] > LONG_ROUND_NS
     return {"model": "loop costs, set-associative caches, warm", "graphs": graphs,
+            "counters_unavailable": COUNTERS_REFUSED[0] if COUNTERS_REFUSED else None,
             "pooled_mape": float(error.abs().mean()), "long_rounds": int(long.sum()),
             "pooled_r_long": _pearson(pooled.loc[long, "loop_ns"], pooled.loc[long, "measured_ns"]),
             "command": "PYTHONPATH=. .venv/bin/python bench/validate_cpu.py " + " ".join(sys.argv[1:])}

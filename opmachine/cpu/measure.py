@@ -3,7 +3,9 @@
 - `measure_cpu_rounds`: the kernel of `kernel.listing1_round` in numba, timed round by round
   (seed 003 §5's measurement);
 - `perf_support` / `perf_cache_counts`: whole-BFS hardware cache counts through `perf stat`, where
-  the machine exposes them.
+  the machine exposes them;
+- `measure_cpu_counters`: the same counts round by round, from counters opened in this process
+  (`perf_events`), for counters mode (`predict.predict_cpu_counted`).
 
 `python -m opmachine.cpu --graph SPEC --source S [--skip-bfs]` runs one serial BFS on the measured
 kernel; `perf_cache_counts` runs it under `perf stat`.
@@ -151,6 +153,34 @@ def perf_cache_counts(spec: str, source: int, timeout_s: float = 600) -> dict[st
             raise InputError(f"BFS under perf stat failed (exit {status}): {tail}")
         counts[label] = {event: int(value) for event, value in _parse_perf_csv(text).items()}
     return {event: counts["bfs"][event] - counts["baseline"][event] for event in PERF_EVENTS}
+
+
+CACHE_EVENTS = ("L1-dcache-loads", "L1-dcache-load-misses", "LLC-load-misses")
+COUNTER_COLUMNS = {"L1-dcache-loads": "loads", "L1-dcache-load-misses": "l1_misses", "LLC-load-misses": "llc_misses"}
+
+
+def measure_cpu_counters(graph: CSRGraph, source: int) -> pd.DataFrame:
+    """Hardware cache counts of each round of the serial Listing 1 on this CPU: the kernel of
+    `measure_cpu_rounds`, after a warm-up run and a reset (as timed), each round counted on its own
+    by counters opened in this process (`perf_events.PerfCounters`, user space only). Columns:
+    round, level, loads, l1_misses, llc_misses. `perf_events.CountersUnavailable` (one line: which
+    event, and why) where the machine does not count them, as in most virtual machines."""
+    from .perf_events import PerfCounters
+
+    expected = bfs(graph, source)  # InputError for a bad source
+    row_start, edge_dst, level = kernel_arrays(graph)
+    with PerfCounters(CACHE_EVENTS) as counters:
+        bfs_all_rounds(row_start, edge_dst, level, expected.source)  # warm-up, as timed
+        reset_levels(level, expected.source)
+        rows = []
+        for r in range(1, expected.depth + 1):
+            with counters.counting():
+                listing1_round(row_start, edge_dst, level, r)
+            rows.append({"round": r, "level": r - 1,
+                         **{COUNTER_COLUMNS[name]: value for name, value in counters.read().items()}})
+    if not np.array_equal(level, expected.levels):
+        raise RuntimeError("counted BFS levels differ from simdmodel.frontier.bfs")
+    return pd.DataFrame(rows)
 
 
 def main(argv=None) -> int:

@@ -181,3 +181,86 @@ def predict_cpu_threads(graph: CSRGraph, frontiers: Frontiers, profile, threads:
     frame.attrs.update(profile=str(profile.name), model=model, warm=bool(warm), threads=int(threads),
                        time="loop costs, slowest thread")
     return frame
+
+
+COUNTED_COLUMNS = ("round", "loads", "l1_misses", "llc_misses")
+
+
+def predict_cpu_counted(graph: CSRGraph, frontiers: Frontiers, profile, counters: pd.DataFrame,
+                        model: str = "setassoc", warm: bool = True) -> pd.DataFrame:
+    """Counters mode on a CPU: `predict_cpu` with the measured cache counts of each round
+    (`measure.measure_cpu_counters`: loads, L1 load misses, LLC load misses) in place of the
+    simulated ones, so the model's error shows apart from the cache simulation's.
+
+    Only the totals per round are measured, not which instruction missed; each level group's
+    measured misses replace the simulated ones of the loads the loop's costs price by level (the
+    edges' level loads and the stream starts) in proportion: their L2 and L3 counts scale by
+    measured (L1 misses - LLC misses) / simulated L2 + L3 load hits, their memory counts by
+    measured LLC misses / simulated memory loads, and L1 keeps the rest. Where the simulation has
+    none in a group the measurement has, they go to the edges' loads in the share edges' loads have
+    of all loads. Adds `sim_l1_misses`, `sim_llc_misses` (the simulation's, loads only) beside the
+    measured `loads`, `l1_misses`, `llc_misses`. The profile needs loop costs.
+    """
+    if profile.loop is None:
+        raise InputError(f"counters mode prices the loop's events: profile {profile.name!r} has no [loop] costs")
+    missing = [column for column in COUNTED_COLUMNS if column not in counters]
+    if missing:
+        raise InputError(f"counters: missing column {missing[0]!r} (need {', '.join(COUNTED_COLUMNS)})")
+    trace = cpu_trace(graph, frontiers, line_bytes=int(profile.line_bytes))
+    if sorted(counters["round"].tolist()) != list(range(1, trace.rounds + 1)):
+        raise InputError(f"counters: rounds must be 1..{trace.rounds}, one row each (this BFS's depth)")
+    measured = counters.set_index("round").loc[range(1, trace.rounds + 1)]
+    served = cache_levels(trace, profile, model, warm=warm)
+    loads = np.where(trace.servers != SERVERS.index("OP"), served, len(LEVEL_NAMES)).astype(np.int8)
+    by_level, _ = _round_counts_njit(loads, trace.servers, trace.round_ptr, len(LEVEL_NAMES) + 1, len(SERVERS))
+    simulated = by_level[:, : len(LEVEL_NAMES)]
+    events, gathers, starts = round_events(trace, served, len(LEVEL_NAMES))
+    mid = np.maximum(measured["l1_misses"].to_numpy(float) - measured["llc_misses"].to_numpy(float), 0.0)
+    memory = measured["llc_misses"].to_numpy(float)
+    share = gathers.sum(axis=1) / np.maximum(simulated.sum(axis=1), 1)
+    counted_gathers = _counted(gathers, simulated, mid, memory, share)
+    counted_starts = _counted(starts, simulated, mid, memory, np.zeros_like(share))
+    demands = loop_demands_ns(profile.loop, events, counted_gathers, counted_starts)
+    table = predict_cpu(graph, frontiers, profile, model, trace=trace, warm=warm)
+    names = [CORE, *LEVEL_NAMES]
+    for j, name in enumerate(names):
+        table[f"{name.lower()}_ns"] = demands[:, j]
+    table["bottleneck"] = np.array(names, dtype=object)[np.argmax(demands, axis=1)]
+    table["predicted_ns"] = demands.sum(axis=1)
+    table["bound_ns"] = demands.max(axis=1)
+    table["loads"] = measured["loads"].to_numpy()
+    table["l1_misses"] = measured["l1_misses"].to_numpy()
+    table["llc_misses"] = measured["llc_misses"].to_numpy()
+    table["sim_l1_misses"] = simulated[:, 1:].sum(axis=1)
+    table["sim_llc_misses"] = simulated[:, -1]
+    table.attrs.update(time="loop costs, measured cache counts")
+    return table
+
+
+def _counted(counts: np.ndarray, simulated: np.ndarray, mid: np.ndarray, memory: np.ndarray,
+             share: np.ndarray) -> np.ndarray:
+    """`counts` by level (L1, L2, L3, memory) with the measured middle (L2 + L3) and memory totals in
+    place of the simulated ones (`predict_cpu_counted` says how)."""
+    out = counts.astype(np.float64).copy()
+    sim_mid = simulated[:, 1] + simulated[:, 2]
+    sim_memory = simulated[:, 3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mid_scale = np.where(sim_mid > 0, mid / np.where(sim_mid > 0, sim_mid, 1), 0.0)
+        memory_scale = np.where(sim_memory > 0, memory / np.where(sim_memory > 0, sim_memory, 1), 0.0)
+    out[:, 1] *= mid_scale
+    out[:, 2] *= mid_scale
+    out[:, 3] *= memory_scale
+    out[:, 1] += np.where(sim_mid > 0, 0.0, mid * share)  # misses the simulation has none of
+    out[:, 3] += np.where(sim_memory > 0, 0.0, memory * share)
+    out[:, 0] = np.maximum(counts.sum(axis=1) - out[:, 1:].sum(axis=1), 0.0)
+    return out
+
+
+def miss_errors(counted: pd.DataFrame) -> dict[str, float]:
+    """Whole-BFS signed error of the simulated L1 and LLC load misses against the measured ones
+    (`predict_cpu_counted`'s table): (simulated - measured) / measured."""
+    out = {}
+    for name in ("l1_misses", "llc_misses"):
+        measured = float(counted[name].sum())
+        out[name] = float(counted[f"sim_{name}"].sum()) / measured - 1 if measured > 0 else float("nan")
+    return out
