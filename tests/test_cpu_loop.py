@@ -24,6 +24,7 @@ from hypothesis import given, settings, strategies as st
 from opmachine import cpu_microbench
 from opmachine.cpu import (cache_levels, cpu_trace, measure_cpu_rounds, predict_cpu, predict_cpu_threads,
                            thread_traces)
+from opmachine.cpu import hierarchy
 from opmachine.cpu.events import EVENT_NAMES, round_events
 from opmachine.cpu.kernel import EDL, ERL, NF1, NF2, OP, chunk_bounds
 from opmachine.cpu.loop_costs import measure_loop_costs, parallel_loop_costs
@@ -446,3 +447,18 @@ def test_counters_mode_refuses_bad_tables():
         predict_cpu_counted(graph, front, profile, good.iloc[:2])
     with pytest.raises(InputError, match="has no \\[loop\\] costs"):
         predict_cpu_counted(graph, front, tiny_profile(), good)
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(2, 60), density=st.floats(0.3, 4.0), seed=st.integers(0, 10_000), chunk=st.integers(1, 50),
+       warm=st.booleans())
+def test_a_trace_run_through_the_caches_in_chunks_is_served_alike(n, density, seed, chunk, warm):
+    graph, front = random_bfs(n, density, seed)
+    if front is None:
+        return
+    trace = cpu_trace(graph, front)
+    profile = tiny_profile(((128, 2, 1.0), (512, 4, 3.0), (2048, 8, 9.0)), memory_ns=30.0)
+    whole = cache_levels(trace, profile, warm=warm)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hierarchy, "SERIES_CHUNK", chunk)
+        assert cache_levels(trace, profile, warm=warm).tolist() == whole.tolist()

@@ -48,14 +48,12 @@ def profile_levels(profile) -> tuple:
     return levels
 
 
-def prior_run(trace: CPUTrace) -> np.ndarray:
-    """What a cache holds before a repeated BFS: the line ids of the previous run of the same BFS,
-    then of the reset that labels its nodes -1 again (`kernel.reset_levels`, one store per node: the
-    level lines its first round tests, in order)."""
+def reset_lines(trace: CPUTrace) -> np.ndarray:
+    """The line ids the reset between two runs of a BFS stores to (`kernel.reset_levels`, one store per
+    node): the level lines its first round tests, in order."""
     first = trace.round(1)
     tested = trace.line_ids[first][trace.servers[first] == NF1]
-    reset = tested[np.r_[True, tested[1:] != tested[:-1]]] if tested.size else tested
-    return np.concatenate([trace.line_ids, reset])
+    return tested[np.r_[True, tested[1:] != tested[:-1]]] if tested.size else tested
 
 
 def cache_levels(trace, profile, model: str = "setassoc", warm: bool = False) -> np.ndarray:
@@ -63,7 +61,7 @@ def cache_levels(trace, profile, model: str = "setassoc", warm: bool = False) ->
 
     `trace` is a `CPUTrace` (its line size must equal the profile's) or an array of line ids in
     units of `profile.line_bytes`. Caches start empty, or with `warm` (a `CPUTrace` only) as the
-    previous run of the same BFS and the reset of the levels leave them (`prior_run`), as a BFS
+    previous run of the same BFS and the reset of the levels leave them (`reset_lines`), as a BFS
     timed again and again finds them; they stay warm across rounds (one serial process). Loads and
     stores are treated alike (write-allocate; write-backs are not modelled).
 
@@ -94,32 +92,40 @@ def cache_levels(trace, profile, model: str = "setassoc", warm: bool = False) ->
             raise InputError("line ids must be >= 0")
     if ids.size == 0:
         return np.empty(0, dtype=np.int8)
-    prior = prior_run(trace) if warm else ids[:0]
     if model == "lru":
         capacities = np.array([int(level.bytes) // line_bytes for level in levels], dtype=np.int64)
-        stream = np.concatenate([prior, ids]) if prior.size else ids
-        distances = stack_distances(stream, int(stream.max()) + 1)[prior.size:]
+        stream = np.concatenate([ids, reset_lines(trace), ids]) if warm else ids
+        distances = stack_distances(stream, int(stream.max()) + 1)[stream.size - ids.size:]
         return _levels_from_distances_njit(distances, capacities)
-    universe = int(max(ids.max(), prior.max() if prior.size else 0)) + 1
+    universe = int(ids.max()) + 1
     states = [SetAssocState(SetAssocGeometry.from_capacity(int(level.bytes), int(level.ways), line_bytes=line_bytes,
                                                            sector_bytes=line_bytes), universe)
               for level in levels]
-    if prior.size:
-        _series_levels(prior, states)
+    if warm:
+        _series_levels(ids, states, record=False)
+        _series_levels(reset_lines(trace), states, record=False)
     return _series_levels(ids, states)
 
 
-def _series_levels(ids: np.ndarray, states: list) -> np.ndarray:
+SERIES_CHUNK = 1 << 23  # accesses run through the caches at a time, so a long trace needs no long copies
+
+
+def _series_levels(ids: np.ndarray, states: list, record: bool = True) -> np.ndarray | None:
     """The level serving each access of `ids` in caches `states` (L1 first) in series: a level sees
-    only the misses of the one before it; memory serves what every level misses."""
-    out = np.full(ids.size, len(states), dtype=np.int8)
-    hits = np.asarray(states[0].hits(ids)[0], dtype=bool)
-    out[hits] = 0
-    positions = np.flatnonzero(~hits)  # indices into ids of the accesses that reach the next level
-    for index, state in enumerate(states[1:], start=1):
-        if positions.size == 0:
-            break
-        hits = np.asarray(state.hits(ids[positions])[0], dtype=bool)
-        out[positions[hits]] = index
-        positions = positions[~hits]
-    return out
+    only the misses of the one before it; memory serves what every level misses. The caches keep
+    what the accesses leave; with `record` False only that matters and nothing is returned."""
+    out = np.full(ids.size if record else 0, len(states), dtype=np.int8)
+    for start in range(0, ids.size, SERIES_CHUNK):
+        part = ids[start : start + SERIES_CHUNK]
+        hits = np.asarray(states[0].hits(part)[0], dtype=bool)
+        if record:
+            out[start : start + part.size][hits] = 0
+        positions = np.flatnonzero(~hits)  # indices into part of the accesses that reach the next level
+        for index, state in enumerate(states[1:], start=1):
+            if positions.size == 0:
+                break
+            hits = np.asarray(state.hits(part[positions])[0], dtype=bool)
+            if record:
+                out[start + positions[hits]] = index
+            positions = positions[~hits]
+    return out if record else None
