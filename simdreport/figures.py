@@ -135,6 +135,29 @@ def degree_figure(degrees: pd.DataFrame) -> Figure:
     return figure
 
 
+def gpu_cpu_figure(summary: pd.DataFrame, gpu: str, cpu: str) -> Figure:
+    """Predicted whole-BFS time per graph: the GPU's pick beside the CPU's serial and multi-threaded BFS
+    (the summary's columns), log scale: which machine to use for which graph."""
+    figure, axes = _new((max(6.0, 0.8 * len(summary) + 2.5), 4.0))
+    ax = axes[0, 0]
+    x = np.arange(len(summary))
+    threads = int(summary["cpu_threads"].max()) if len(summary) else 0
+    bars = [(f"GPU {gpu}, the pick", summary["predicted_bfs_ms"], "#1f77b4"),
+            (f"CPU {cpu}, serial", summary["cpu_serial_ms"], "#ff7f0e")]
+    if threads:
+        bars.append((f"CPU {cpu}, {threads} threads", summary["cpu_threads_ms"], "#2ca02c"))
+    width = 0.8 / len(bars)
+    for k, (name, values, color) in enumerate(bars):
+        ax.bar(x + (k - (len(bars) - 1) / 2) * width, values.to_numpy(dtype=np.float64), width, color=color, label=name)
+    ax.set_yscale("log")
+    ax.set_ylabel("predicted BFS time (ms, log)")
+    ax.set_xticks(x, summary["graph"], rotation=30, ha="right")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _title(figure, "GPU or CPU: predicted time of one BFS per graph")
+    return figure
+
+
 def lanes_figure(lanes: pd.DataFrame, label: str, best: str) -> Figure:
     """Share of lane slots that are useful (ME), UA, UR and idle per mapping, over all levels and
     sources (seed 000 Fig. 6); the mapping with the highest ME is starred."""

@@ -459,6 +459,8 @@ def test_a_cpu_profile_puts_the_cpus_bfs_beside_the_gpus(star, tmp_path):
         assert row.gpu_speedup_over_cpu == pytest.approx(min(serial, threaded) / data.ranking.pick["predicted_ns"])
     text = (tmp_path / "out" / "report.md").read_text()
     assert "CPU profile epyc-kvm" in text and text.count("On CPU epyc-kvm the same BFS") == 2
+    assert "figures/01-suite-gpu-cpu.png" in text and (tmp_path / "out" / "figures" / "01-suite-gpu-cpu.png").is_file()
     plain = build_report([GRID], sources=2, out=tmp_path / "plain").tables["summary"]
     assert plain["cpu"].tolist() == [""] and plain["cpu_serial_ms"].isna().all()
     assert "CPU" not in (tmp_path / "plain" / "report.md").read_text().split("### How to read")[0]
+    assert not (tmp_path / "plain" / "figures" / "01-suite-gpu-cpu.png").exists()
