@@ -99,6 +99,10 @@ def print_profile(profile) -> None:
     for level in profile.levels:
         print(f"  {level.name}: {level.bytes:>10} B {level.ways:>3} ways  S = {level.service_ns:7.2f} ns")
     print(f"  memory:                      S = {profile.memory_ns:7.2f} ns   (line {profile.line_bytes} B)")
+    mlp = profile.achieved_mlp()
+    if mlp is not None:
+        print("  achieved MLP (latency / ns per load of up to "
+              f"{profile.chains[-1]} independent chases): " + ", ".join(f"{name} {value:.1f}" for name, value in mlp.items()))
     loop = profile.loop
     if loop is not None:
         gather = " / ".join(f"{value:.2f}" for value in loop.gather_ns)

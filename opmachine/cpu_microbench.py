@@ -1,5 +1,6 @@
-"""Measure this machine's CPU profile: cache geometry from sysfs, load-to-use latency per level, and
-the costs of Listing 1's loop (`opmachine.cpu.loop_costs`).
+"""Measure this machine's CPU profile: cache geometry from sysfs, load-to-use latency per level, the
+service curve S(m) of each level (k independent chases at once, `chains_ns`: the memory-level
+parallelism the core achieves) and the costs of Listing 1's loop (`opmachine.cpu.loop_costs`).
 
 Seed 003 §5 takes its service times S_L1, S_L2, S_L3 from microbenchmarks (and Intel's Memory
 Latency Checker). Here the latency of each level is the time per load of a numba pointer chase
@@ -145,6 +146,45 @@ def load_latency_ns(working_set_bytes: int, line_bytes: int, repeats: int = 3, s
     return best
 
 
+@numba.njit(cache=True, nogil=True)
+def _chains_njit(next_slot, positions, steps):
+    """Advance every pointer of `positions` `steps` times, one after another: independent chains the
+    core can walk at once (memory-level parallelism up to len(positions))."""
+    for _ in range(steps):
+        for j in range(positions.size):
+            positions[j] = next_slot[positions[j]]
+    return positions
+
+
+CHAINS = (1, 2, 4, 8, 16)
+
+
+def chains_ns(working_set_bytes: int, line_bytes: int, chains=CHAINS, seed: int = 1,
+              target_s: float = 0.03, repeats: int = 3) -> list[float]:
+    """ns per load of k independent random pointer chases through `working_set_bytes` at once, for each
+    k of `chains`, the best of `repeats` timed walks: the service curve S(m) of the level holding that
+    working set (k = 1 is its latency; S(1) / S(k) the memory-level parallelism the core achieves with
+    k loads in flight)."""
+    next_slot = chase_array(working_set_bytes, line_bytes, seed)
+    order = np.flatnonzero(next_slot) if np.count_nonzero(next_slot) else np.array([0])
+    out = []
+    for k in chains:
+        positions = order[np.linspace(0, order.size - 1, k, endpoint=False).astype(np.int64)].astype(np.int64)
+        _chains_njit(next_slot, positions, min(order.size, 4_000_000 // k))  # compile, warm the caches
+        steps = 20_000
+        start = time.perf_counter_ns()
+        _chains_njit(next_slot, positions, steps)
+        elapsed = max(time.perf_counter_ns() - start, 1)
+        steps = int(min(max(steps * target_s * 1e9 / elapsed, 20_000), 100_000_000))
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter_ns()
+            _chains_njit(next_slot, positions, steps)
+            best = min(best, (time.perf_counter_ns() - start) / (steps * k))
+        out.append(best)
+    return out
+
+
 def latency_sweep(sizes_bytes, line_bytes: int, target_s: float = 0.05) -> dict[int, float]:
     """ns per dependent load for each working set in `sizes_bytes`: shows where each level really ends
     (in a virtual machine the last level can hold far less than sysfs says)."""
@@ -196,6 +236,7 @@ def measure_profile(repeats: int = 3, seed: int = 1) -> dict:
                 for key in runs[0] if key != "working_sets"}
 
     return {
+        "chains_ns": {name: chains_ns(size, line_bytes, seed=seed) for name, size in sets.items()},
         "loop": median_of_runs(measure_loop_costs),
         "parallel_loop": median_of_runs(parallel_loop_costs),
         "loop_working_sets": sets_of_gathers(sizes, sets["memory"]),
@@ -249,6 +290,11 @@ def profile_toml(measured: dict, name: str, command: str, date: str | None = Non
         f"# pointer chase over {measured['memory_working_set_bytes']} bytes",
     ]
     lines += _loop_lines(measured)
+    if measured.get("chains_ns"):
+        lines += ["", "[mlp]   # ns per load of k independent pointer chases at once over each level's working set"]
+        lines.append(f"chains = [{', '.join(str(k) for k in CHAINS)}]")
+        for name, values in measured["chains_ns"].items():
+            lines.append(f"{name} = [{', '.join(repr(round(float(v), 3)) for v in values)}]")
     lines += [
         "",
         "[service]",
@@ -258,7 +304,7 @@ def profile_toml(measured: dict, name: str, command: str, date: str | None = Non
             "timed random pointer chases (numba, one dependent 8-byte load per line) per working "
             "set; clock from /proc/cpuinfo; [loop] and [parallel_loop]: Listing 1's compiled round, serial "
             f"and multi-threaded, timed on synthetic inputs (opmachine.cpu.loop_costs), the median of {LOOP_RUNS} "
-            "runs", label),
+            "runs; [mlp]: k independent random pointer chases at once per working set", label),
         f"device = {toml_string(cpu, label)}",
         f"date = {toml_string(date, label)}",
         f"command = {toml_string(command, label)}",
@@ -336,6 +382,8 @@ def main(argv=None) -> int:
         print(f"{level['name']}: {level['bytes']} B, {level['ways']} ways, "
               f"{level['service_ns']:.2f} ns per load ({level['working_set_bytes']} B working set)")
     print(f"memory: {measured['memory_ns']:.2f} ns per load ({measured['memory_working_set_bytes']} B working set)")
+    print("ns per load with 1, 2, 4, 8, 16 independent chases: " + "; ".join(
+        f"{name} {', '.join(f'{v:.2f}' for v in values)}" for name, values in measured["chains_ns"].items()))
     print(f"wrote {args.out}")
     return 0
 

@@ -462,3 +462,26 @@ def test_a_trace_run_through_the_caches_in_chunks_is_served_alike(n, density, se
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(hierarchy, "SERIES_CHUNK", chunk)
         assert cache_levels(trace, profile, warm=warm).tolist() == whole.tolist()
+
+
+# ----------------------------------------------------------------------------------------------
+# Service curves: k independent chases at once
+
+def test_independent_chases_are_timed_per_load():
+    values = cpu_microbench.chains_ns(1 << 16, 64, chains=(1, 4), target_s=0.002)
+    assert len(values) == 2 and all(0 < v < 1000 for v in values)
+
+
+def test_an_mlp_table_loads_and_gives_the_achieved_mlp():
+    text = loop_toml().decode() + ("[mlp]\nchains = [1, 2, 4]\nL1 = [1.6, 1.6, 0.8]\nL2 = [4.4, 3.0, 1.5]\n"
+                                   "L3 = [16.0, 9.0, 4.0]\nmemory = [160.0, 80.0, 40.0]\n")
+    profile = parse_profile_bytes(text.encode(), "box", "box.toml")
+    assert profile.chains == (1, 2, 4) and profile.chains_ns["memory"] == (160.0, 80.0, 40.0)
+    assert profile.achieved_mlp() == {"L1": 2.0, "L2": 4.4 / 1.5, "L3": 4.0, "memory": 4.0}
+    assert parse_profile_bytes(loop_toml(), "box", "box.toml").achieved_mlp() is None
+    for bad, message in ((text.replace("chains = [1, 2, 4]", "chains = [2, 4, 8]"), "mlp.chains: must be ascending"),
+                         (text.replace("L2 = [4.4, 3.0, 1.5]", "L2 = [4.4, 3.0]"), "mlp.L2: must be an array of 3"),
+                         (text.replace("memory = [160.0, 80.0, 40.0]\n", ""), "mlp.memory: missing key"),
+                         (text.replace("L1 = [1.6, 1.6, 0.8]", "L1 = [1.6, -1.0, 0.8]"), r"mlp.L1\[1\]: must be > 0")):
+        with pytest.raises(InputError, match=message):
+            parse_profile_bytes(bad.encode(), "box", "box.toml")

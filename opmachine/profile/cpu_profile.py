@@ -68,10 +68,18 @@ class CPUProfile:
     provenance: dict[str, str]
     loop: LoopCosts | None = None
     parallel_loop: LoopCosts | None = None
+    chains: tuple[int, ...] = ()
+    chains_ns: dict[str, tuple[float, ...]] | None = None
+
+    def achieved_mlp(self) -> dict[str, float] | None:
+        """Per level and memory, the most loads the core overlaps: S(1) / min_k S(k) of `[mlp]`."""
+        if not self.chains_ns:
+            return None
+        return {name: values[0] / min(values) for name, values in self.chains_ns.items()}
 
 
 CPU_TOP_KEYS = ("name", "kind", "description", "hardware", "levels", "memory", "service")
-CPU_OPTIONAL_KEYS = ("loop", "parallel_loop")
+CPU_OPTIONAL_KEYS = ("loop", "parallel_loop", "mlp")
 
 
 def parse_cpu(check: Checker, doc: dict, name: str, description: str, where: str) -> CPUProfile:
@@ -109,9 +117,31 @@ def parse_cpu(check: Checker, doc: dict, name: str, description: str, where: str
     measured, provenance = check.service(service, (), run_required=False)
     loop = _parse_loop(check, doc["loop"], "loop", len(parsed) + 1) if "loop" in doc else None
     parallel = _parse_loop(check, doc["parallel_loop"], "parallel_loop", len(parsed) + 1) if "parallel_loop" in doc else None
+    chains, chains_ns = _parse_mlp(check, doc["mlp"], [level.name for level in parsed]) if "mlp" in doc else ((), None)
     return CPUProfile(name=name, description=description, path=where, clock_ghz=clock_ghz, line_bytes=line_bytes,
                       levels=tuple(parsed), memory_ns=memory_ns, measured=measured, provenance=provenance,
-                      loop=loop, parallel_loop=parallel)
+                      loop=loop, parallel_loop=parallel, chains=chains, chains_ns=chains_ns)
+
+
+def _parse_mlp(check: Checker, table, level_names: list[str]) -> tuple[tuple[int, ...], dict[str, tuple[float, ...]]]:
+    """`[mlp]`: `chains` (ascending counts of independent chases, from 1) and, per level and `memory`,
+    ns per load at each count."""
+    table = check.table(table, "mlp")
+    names = [*level_names, "memory"]
+    check.keys(table, "mlp", ("chains", *names))
+    chains = table["chains"]
+    if (not isinstance(chains, list) or not chains or chains[0] != 1
+            or any(isinstance(k, bool) or not isinstance(k, int) for k in chains)
+            or any(b <= a for a, b in zip(chains, chains[1:]))):
+        check.fail("mlp.chains", f"must be ascending whole numbers from 1, got {describe(chains)}")
+    out = {}
+    for name in names:
+        values = table[name]
+        if not isinstance(values, list) or len(values) != len(chains):
+            check.fail(f"mlp.{name}", f"must be an array of {len(chains)} numbers (one per chain count), "
+                                      f"got {describe(values)}")
+        out[name] = tuple(check.number(value, f"mlp.{name}[{i}]") for i, value in enumerate(values))
+    return tuple(chains), out
 
 
 def _parse_loop(check: Checker, table, key: str, servers: int) -> LoopCosts:
