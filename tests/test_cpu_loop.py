@@ -485,3 +485,28 @@ def test_an_mlp_table_loads_and_gives_the_achieved_mlp():
                          (text.replace("L1 = [1.6, 1.6, 0.8]", "L1 = [1.6, -1.0, 0.8]"), r"mlp.L1\[1\]: must be > 0")):
         with pytest.raises(InputError, match=message):
             parse_profile_bytes(bad.encode(), "box", "box.toml")
+
+
+def test_opm_prints_the_serial_and_the_multi_threaded_cpu_bfs(capsys):
+    from simdreport.cli import main
+
+    assert main(["opm", "rmat:scale=9,ef=8", "--cpu", "epyc-kvm", "--cpu-threads", "2", "--format", "json",
+                 "--per-level"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    graph = load_graph("rmat:scale=9,ef=8")
+    front = bfs(graph, pick_source_of(graph))
+    cpu = load_profile("epyc-kvm", kind="cpu")
+    assert out["summary"]["threads"] == 2
+    assert out["summary"]["threads_predicted_ns"] == pytest.approx(predict_cpu_threads(graph, front, cpu, 2, warm=True)
+                                                                   ["predicted_ns"].sum())
+    assert out["summary"]["predicted_ns"] == pytest.approx(predict_cpu(graph, front, cpu, warm=True)["predicted_ns"].sum())
+    assert [row["threads_slowest"] in (0, 1) for row in out["per_round"]] == [True] * front.depth
+    assert main(["opm", "rmat:scale=9,ef=8", "--cpu", "epyc-kvm", "--cpu-threads", "2"]) == 0
+    assert "on 2 threads (multi-threaded loop" in capsys.readouterr().out
+
+
+def pick_source_of(graph) -> int:
+    """The source `opm` picks by default (seed 1)."""
+    from simdmodel.frontier import pick_sources
+
+    return int(pick_sources(graph, 1, 1)[0])
