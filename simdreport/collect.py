@@ -137,6 +137,11 @@ def cpu_prediction(graph, source: int, cpu) -> dict:
     return out
 
 
+def fastest_cpu_ns(cpu: dict) -> float:
+    """The faster of a `cpu_prediction`'s serial and multi-threaded BFS time (ns)."""
+    return min(v for v in (cpu["serial_ns"], cpu["threads_ns"]) if v is not None)
+
+
 def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEED, l2_model: str = "setassoc",
                   runs=(), line=None, cpu=None) -> GraphData:
     """Load `graph` (`SuiteGraph.load`) and gather its report numbers on `profile` (see the module docstring);

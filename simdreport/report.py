@@ -91,8 +91,8 @@ def draw_figures(report: Report, graph_figures: list[list[fig.ReportFigure]]) ->
         "00-suite-degrees", "Out-degree distribution", "Out-degree per graph: whiskers at the minimum and maximum, "
         "box at the quartiles, line at the median, x at the mean (seed 000 Fig. 3).", "degrees",
         fig.render(fig.degree_figure(report.tables["degrees"])))]}
-    summary = report.tables["summary"]
-    if summary["cpu"].astype(bool).any():
+    if report.settings.get("cpu"):
+        summary = report.tables["summary"]
         drawn["suite"].append(fig.ReportFigure(
             "01-suite-gpu-cpu", "GPU or CPU", f"Predicted time of one BFS per graph (the source of each graph's "
             f"predictions): the GPU's pick on {report.settings['gpu']} beside the serial and multi-threaded BFS on "

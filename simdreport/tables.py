@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .collect import GraphData
+from .collect import GraphData, fastest_cpu_ns
 
 MS_PER_NS = 1e-6
 
@@ -39,15 +39,15 @@ def summary_table(graphs: list[GraphData]) -> pd.DataFrame:
 def cpu_columns(data: GraphData) -> dict:
     """The summary's CPU columns: the same BFS predicted on the report's CPU profile, serial and on
     `cpu_threads` threads (NaN without a CPU profile), and the GPU pick's speed-up over the faster."""
-    cpu = data.cpu or {}
-    serial = cpu.get("serial_ns")
-    threads = cpu.get("threads_ns")
-    fastest = min(v for v in (serial, threads, float("inf")) if v is not None)
+    cpu = data.cpu
+    if not cpu:
+        return {"cpu": "", "cpu_serial_ms": float("nan"), "cpu_threads": 0, "cpu_threads_ms": float("nan"),
+                "gpu_speedup_over_cpu": float("nan")}
     gpu = data.ranking.pick["predicted_ns"]
-    return {"cpu": cpu.get("profile", ""), "cpu_serial_ms": serial * MS_PER_NS if serial else float("nan"),
-            "cpu_threads": cpu.get("threads") or 0,
-            "cpu_threads_ms": threads * MS_PER_NS if threads else float("nan"),
-            "gpu_speedup_over_cpu": fastest / gpu if serial and gpu > 0 else float("nan")}
+    threads = cpu["threads_ns"]
+    return {"cpu": cpu["profile"], "cpu_serial_ms": cpu["serial_ns"] * MS_PER_NS, "cpu_threads": cpu["threads"] or 0,
+            "cpu_threads_ms": threads * MS_PER_NS if threads is not None else float("nan"),
+            "gpu_speedup_over_cpu": fastest_cpu_ns(cpu) / gpu if gpu > 0 else float("nan")}
 
 
 RECOMMENDATION_COLUMNS = ["graph", "mapping", "predicted_bfs_ms", "rank", "me", "bottleneck", "source", "vs_best",

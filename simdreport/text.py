@@ -1,7 +1,7 @@
 """The report's prose, shared by index.html and report.md: settings, a reading guide, per-graph facts."""
 from __future__ import annotations
 
-from .collect import GraphData
+from .collect import GraphData, fastest_cpu_ns
 
 
 def settings_lines(settings: dict) -> list[str]:
@@ -70,7 +70,7 @@ def graph_facts(data: GraphData) -> str:
     if data.cpu:
         cpu = data.cpu
         threads = (f", on {cpu['threads']} threads {cpu['threads_ns'] / 1e6:.3g} ms" if cpu["threads"] else "")
-        fastest = min(v for v in (cpu["serial_ns"], cpu["threads_ns"]) if v is not None)
+        fastest = fastest_cpu_ns(cpu)
         gpu = ranking.pick["predicted_ns"]
         verdict = (f"the GPU's pick is {fastest / gpu:.3g}x as fast" if gpu <= fastest else
                    f"the CPU is {gpu / fastest:.3g}x as fast as the GPU's pick")

@@ -25,7 +25,7 @@ from ..bfs_machine import SERVERS
 from .events import (EVENT_NAMES, EXIT_SWITCHES, FRONTIER, FRONTIER_SWITCHES, NODES, STORE_SWITCHES, STORES,
                      round_events)
 from .hierarchy import LEVEL_NAMES, cache_levels, profile_levels
-from .trace import CPUTrace, cpu_trace
+from .trace import CPUTrace, cpu_trace, thread_traces
 
 TRACE_SERVERS = SERVERS[1:]  # ANI issues no memory instruction on the CPU
 CORE = "core"  # the loop's own work, the server beside the cache levels in a loop-cost prediction
@@ -78,14 +78,25 @@ def predict_cpu(graph: CSRGraph, frontiers: Frontiers, profile, model: str = "se
     all of it, so predicted_ns is their sum; bottleneck names the largest, `bound_ns` is it alone
     (the bottleneck law's lower bound). A precomputed `trace` with the profile's line size may be passed.
     """
+    _check_levels(profile)
+    if trace is None:
+        trace = cpu_trace(graph, frontiers, line_bytes=int(profile.line_bytes))
+    return _predict(trace, cache_levels(trace, profile, model, warm=warm), profile, model, warm)
+
+
+def _check_levels(profile) -> None:
+    """InputError, before any work, for a profile the CPU model cannot use (levels, service times)."""
     levels = profile_levels(profile)
     if len(levels) != 3:
         raise InputError(f"profile {profile.name!r} has {len(levels)} cache levels; the CPU model "
                          f"needs L1, L2 and L3")
+    service_times_ns(profile)
+
+
+def _predict(trace: CPUTrace, served: np.ndarray, profile, model: str, warm: bool, counted=None) -> pd.DataFrame:
+    """`predict_cpu`'s table from the trace and the level serving each access; `counted`, a function
+    of (events, gathers, starts) giving the gathers and starts to price instead (counters mode)."""
     service = service_times_ns(profile)
-    if trace is None:
-        trace = cpu_trace(graph, frontiers, line_bytes=int(profile.line_bytes))
-    served = cache_levels(trace, profile, model, warm=warm)
     by_level, by_server = _round_counts_njit(served, trace.servers, trace.round_ptr,
                                              len(LEVEL_NAMES), len(SERVERS))
     rounds = np.arange(1, trace.rounds + 1, dtype=np.int64)
@@ -103,6 +114,8 @@ def predict_cpu(graph: CSRGraph, frontiers: Frontiers, profile, model: str = "se
         events, gathers, starts = round_events(trace, served, len(LEVEL_NAMES))
         for j, name in enumerate(EVENT_NAMES):
             table[name] = events[:, j]
+        if counted is not None:
+            gathers, starts = counted(gathers, starts)
         demands = loop_demands_ns(profile.loop, events, gathers, starts)
         names = [CORE, *LEVEL_NAMES]
         for j, name in enumerate(names):
@@ -147,9 +160,8 @@ def predict_cpu_threads(graph: CSRGraph, frontiers: Frontiers, profile, threads:
     `bottleneck` server, `imbalance` (slowest / mean), `predicted_ns`. Needs a profile with
     `[parallel_loop]` (`python -m opmachine.cpu_microbench`); InputError otherwise.
     """
-    from .trace import thread_traces
-
-    levels = profile_levels(profile)
+    _check_levels(profile)
+    levels = profile.levels
     if int(threads) < 1:
         raise InputError(f"threads must be at least 1, got {threads}")
     loop = profile.parallel_loop
@@ -201,6 +213,7 @@ def predict_cpu_counted(graph: CSRGraph, frontiers: Frontiers, profile, counters
     of all loads. Adds `sim_l1_misses`, `sim_llc_misses` (the simulation's, loads only) beside the
     measured `loads`, `l1_misses`, `llc_misses`. The profile needs loop costs.
     """
+    _check_levels(profile)
     if profile.loop is None:
         raise InputError(f"counters mode prices the loop's events: profile {profile.name!r} has no [loop] costs")
     missing = [column for column in COUNTED_COLUMNS if column not in counters]
@@ -214,20 +227,15 @@ def predict_cpu_counted(graph: CSRGraph, frontiers: Frontiers, profile, counters
     loads = np.where(trace.servers != SERVERS.index("OP"), served, len(LEVEL_NAMES)).astype(np.int8)
     by_level, _ = _round_counts_njit(loads, trace.servers, trace.round_ptr, len(LEVEL_NAMES) + 1, len(SERVERS))
     simulated = by_level[:, : len(LEVEL_NAMES)]
-    events, gathers, starts = round_events(trace, served, len(LEVEL_NAMES))
     mid = np.maximum(measured["l1_misses"].to_numpy(float) - measured["llc_misses"].to_numpy(float), 0.0)
     memory = measured["llc_misses"].to_numpy(float)
-    share = gathers.sum(axis=1) / np.maximum(simulated.sum(axis=1), 1)
-    counted_gathers = _counted(gathers, simulated, mid, memory, share)
-    counted_starts = _counted(starts, simulated, mid, memory, np.zeros_like(share))
-    demands = loop_demands_ns(profile.loop, events, counted_gathers, counted_starts)
-    table = predict_cpu(graph, frontiers, profile, model, trace=trace, warm=warm)
-    names = [CORE, *LEVEL_NAMES]
-    for j, name in enumerate(names):
-        table[f"{name.lower()}_ns"] = demands[:, j]
-    table["bottleneck"] = np.array(names, dtype=object)[np.argmax(demands, axis=1)]
-    table["predicted_ns"] = demands.sum(axis=1)
-    table["bound_ns"] = demands.max(axis=1)
+
+    def counted(gathers, starts):
+        share = gathers.sum(axis=1) / np.maximum(simulated.sum(axis=1), 1)
+        return (_counted(gathers, simulated, mid, memory, share),
+                _counted(starts, simulated, mid, memory, np.zeros_like(share)))
+
+    table = _predict(trace, served, profile, model, warm, counted)
     table["loads"] = measured["loads"].to_numpy()
     table["l1_misses"] = measured["l1_misses"].to_numpy()
     table["llc_misses"] = measured["llc_misses"].to_numpy()
