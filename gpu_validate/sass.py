@@ -1,7 +1,7 @@
 """SASS listings of the modelled kernels, the compiled code the instruction model counts.
 
 `python -m gpu_validate.sass --out opmachine/sass` compiles every kernel the validation runs
-(`topo`, `compact`, `sm-1` .. `sm-32`, `ws`, `scan`) exactly as `modules` builds it for timing (plain
+(`topo`, `compact`, `sm-1` .. `sm-32`, `ws`, `scan`, `swc`) exactly as `modules` builds it for timing (plain
 build, same options), disassembles it with `nvdisasm -c -gi -hex` (instructions, their control words
 and inlined source lines) and writes one listing per kernel to `<out>/<arch>/<kernel>.sass`, headed by
 its provenance and by the `// trips: EVENT` markers of the CUDA sources (which loop or branch runs
@@ -41,7 +41,7 @@ many cycles a hop spends issuing its own instructions, which the measured one-wa
 def listed_kernels() -> dict[str, tuple[str, str, bool]]:
     """Kernel label -> (source file, entry name expression, is a template), in listing order."""
     kernels = {name: (FIXED_SOURCES[name][0], FIXED_SOURCES[name][1], False) for name in ("topo", "compact")}
-    for mapping in (*(Mapping("group", s) for s in GROUP_SIZES), Mapping("ws"), Mapping("scan")):
+    for mapping in (*(Mapping("group", s) for s in GROUP_SIZES), Mapping("ws"), Mapping("scan"), Mapping("swc")):
         kernels[mapping.label] = expansion_source(mapping)
     kernels["chase"] = CHASE
     return kernels

@@ -253,7 +253,8 @@ def makespan_ns(warp_ns, warps: int, physical_warps: int, unit_warps: int = 1) -
 
 def kernel_model(kernel) -> tuple[str, int]:
     """Which equation matches `kernel` (a Kernel or Mapping) and its width: ("1d", 1) for `topo` and
-    `sm-1`, ("sw", S) for `sm-S`, ("cte", C) for `ws` (C = 32) and `scan` (C = its CTA size)."""
+    `sm-1`, ("sw", S) for `sm-S`, ("cte", C) for `ws` (C = 32) and `scan` (C = its CTA size); for `swc`
+    ("cte", C) too, the CTA's concatenated work, though its long lists go to the CTA and its warps first."""
     kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     mapping = kernel.expansion
     if mapping is None:
@@ -263,7 +264,7 @@ def kernel_model(kernel) -> tuple[str, int]:
         return ("1d", 1) if S == 1 else ("sw", S)
     if mapping.strategy == "ws":
         return "cte", WARP_SIZE
-    if mapping.strategy == "scan":
+    if mapping.strategy in ("scan", "swc"):
         return "cte", mapping.value("cta_size")
     raise InputError(f"kernel {mapping.label!r} has no counterpart in seed 004's CTE analysis")
 

@@ -26,7 +26,7 @@ from .cache import SetAssocState
 from .counters import MeasuredLaunches, check_covers, scale_slots
 from .critical import CriticalPathModel, launch_time, slot_instructions
 from .footprint import check_simulation_fits
-from .instructions import LaunchCode, expansion_lanes, topo_lanes
+from .instructions import LaunchCode, expansion_lanes, phase_trips, topo_lanes
 from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, compact_counts, compact_jobs, compact_warp_steps,
                       expansion_jobs, topo_jobs)
 from .layout import layout_for
@@ -503,9 +503,9 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             trace = kept.get(level, phase, rehearsal, lambda: expansion_jobs(graph, levels, stamp, level, front,
                                                                              expansion, layout, launch.warps, buffer))
             if code is not None and not rehearsal:
+                lanes = expansion_lanes(expansion, degrees[front], launch.warps) if code.diverges else None
                 instructions = code.expansion(trace, expansion.geometry, front.size,
-                                              expansion_lanes(expansion, degrees[front], launch.warps)
-                                              if code.diverges else None)
+                                              {**(lanes or {}), **phase_trips(expansion, degrees[front], launch.warps)})
         else:
             if code is not None and not rehearsal:
                 instructions = code.compaction(*compact_warp_steps(graph.n, next_front(level), launch.warps),

@@ -63,7 +63,24 @@ def _analysis_table(result: Analysis, per_level: bool) -> str:
         shown[column] = table[column].map("{:,}".format)
     for column, title in PERCENT_COLUMNS.items():
         shown[f"{title}%"] = table[column].map(_percent)
-    return _header(result) + shown.to_string(index=False) + "\n" + _best_line(result) + "\n"
+    return (_header(result) + shown.to_string(index=False) + "\n" + _phase_table(result) + _best_line(result)
+            + "\n")
+
+
+def _phase_table(result: Analysis) -> str:
+    """The phased mappings' lanes by phase (swc: CTA, warp, scan), each phase's UA as a share of the
+    mapping's lane slots, so the phases' UA% add up to the mapping's; empty when none was accounted."""
+    phases = result.phase_summary()
+    if phases.empty:
+        return ""
+    shown = pd.DataFrame({"mapping": phases["mapping"], "phase": phases["phase"]})
+    for column in ("warp_iterations", "total_lanes", "useful_lanes"):
+        shown[column] = phases[column].map("{:,}".format)
+    shown["slots%"] = phases["share"].map(_percent)
+    shown["UA%"] = phases["ua"].map(_percent)
+    shown["phase ME%"] = phases["me"].map(_percent)
+    return ("by phase (slots% and UA% of the mapping's lane slots; phase ME% of the phase's own):\n"
+            + shown.to_string(index=False) + "\n")
 
 
 def _per_level_table(result: Analysis) -> str:
@@ -106,6 +123,7 @@ def _analysis_json(result: Analysis, table: pd.DataFrame, per_level: bool, cta_s
         "rows": records(table),
         "best": _first_record(result.best()),
         "best_group": _first_record(result.best(strategy="group")),
+        "phases": records(result.phase_summary()),
         "note": ME_ONLY,
     }
     if per_level:

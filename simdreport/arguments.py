@@ -5,7 +5,7 @@ import argparse
 import os
 import sys
 
-from .suites import VALIDATION_KERNELS
+from .suites import MODELLED_KERNELS
 
 DEFAULT_SPEC = "rmat:scale=16,ef=16,seed=1"
 REPORT_JOBS = min(os.cpu_count() or 1, 4)
@@ -99,9 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     _spec_and_sources(analyze, 10, "the first K seeded random sources with out-degree > 0 (default 10, as seed 000)")
     analyze.add_argument("--group-sizes", type=_int_list, default=[1, 2, 4, 8, 16, 32],
                          help="group sizes S for the group strategy (default 1,2,4,8,16,32)")
-    analyze.add_argument("--strategies", type=_name_list, default=["group", "ws", "scan"],
-                         help="strategies to account (default group,ws,scan)")
-    analyze.add_argument("--cta-size", type=int, default=256, help="CTA size C for scan (default 256)")
+    analyze.add_argument("--strategies", type=_name_list, default=["group", "ws", "scan", "swc"],
+                         help="strategies to account (default group,ws,scan,swc)")
+    analyze.add_argument("--cta-size", type=int, default=256, help="CTA size C for scan and swc (default 256)")
     analyze.add_argument("--order", choices=["sorted", "discovery"], default="sorted",
                          help="frontier order (default sorted)")
     analyze.add_argument("--per-level", action="store_true", help="one row per level (and source)")
@@ -137,8 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _validate_parser(commands) -> None:
     validate = commands.add_parser("validate", help="run the modelled kernels on the GPU and compare with the model")
     validate.add_argument("spec", help="graph file or generator spec")
-    validate.add_argument("--kernels", type=_name_list, default=list(VALIDATION_KERNELS),
-                          help=f"kernels to run (default {','.join(VALIDATION_KERNELS)})")
+    validate.add_argument("--kernels", type=_name_list, default=list(MODELLED_KERNELS),
+                          help=f"kernels to run (default {','.join(MODELLED_KERNELS)})")
     sources = validate.add_mutually_exclusive_group()
     sources.add_argument("--source", type=int, help="one BFS source vertex")
     sources.add_argument("--sources", type=int,

@@ -44,6 +44,8 @@ class GraphData:
     frontiers: pd.DataFrame
     lanes: pd.DataFrame
     lanes_per_level: pd.DataFrame
+    lane_phases: pd.DataFrame
+    """The phased mappings' lanes per phase (`simdmodel.Analysis.phase_summary`; swc: cta, warp, scan)."""
     best: dict
     best_group: dict
     kernels: tuple[str, ...]
@@ -193,7 +195,7 @@ def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEE
     per_server = pd.concat([r.per_server.assign(kernel=r.kernel) for r in results], ignore_index=True)
     data = GraphData(
         graph=graph, name=loaded.name, n=loaded.n, m=loaded.m, info=info, sources=chosen,
-        frontiers=frontiers, lanes=lanes, lanes_per_level=per_level, best=best,
+        frontiers=frontiers, lanes=lanes, lanes_per_level=per_level, lane_phases=analysis.phase_summary(), best=best,
         best_group=best_group, kernels=tuple(kernels), opm_source=source,
         opm_summary={r.kernel: r.summary() for r in results}, launches=launches,
         server_rounds=server_round_table(per_server), rounds=round_table(launches), ranking=ranking,

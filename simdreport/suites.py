@@ -108,7 +108,10 @@ VALIDATION_SUITE: tuple[str, ...] = (
 )
 """The graphs of the committed validation run (`gpu_validate/results/<device>/`)."""
 VALIDATION_KERNELS: tuple[str, ...] = ("topo", "sm-1", "sm-2", "sm-4", "sm-8", "sm-16", "sm-32", "ws", "scan")
-"""Every modelled kernel: what the validation suite runs and `simdmodel validate` runs by default."""
+"""The kernels of the committed validation suite (`gpu_validate/results/nvidia-h200/`), which its runs
+measure and compare unless `--kernels` says otherwise."""
+MODELLED_KERNELS: tuple[str, ...] = (*VALIDATION_KERNELS, "swc")
+"""Every modelled kernel: what `simdmodel validate` runs by default."""
 VALIDATION_SOURCES = 3
 """Seeded BFS sources per graph of the validation suite."""
 VALIDATION_SEED = 1

@@ -104,6 +104,7 @@ def report_tables(graphs: list[GraphData], saturation_mlp: float | None) -> dict
         "frontiers": _stack(graphs, "frontiers"),
         "lanes": _stack(graphs, "lanes"),
         "lanes_per_level": _stack(graphs, "lanes_per_level"),
+        "lanes_by_phase": _stack(graphs, "lane_phases"),
         "opm_rounds": _stack(graphs, "rounds"),
         "opm_servers": _stack(graphs, "server_rounds"),
         "opm_launches": launches,

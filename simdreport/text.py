@@ -40,7 +40,9 @@ def reading_guide() -> list[str]:
         "inside a group (a vertex's last partial iteration), UR = lanes of groups that wait for the warp's "
         "heaviest group, idle = lanes no group owns. ME + UA + UR + idle = 1."),
         ("sm-S gives each frontier vertex S lanes (seed 000); ws strides a warp over its 32 vertices' joined edge "
-        "lists (warp segmentation); scan strides a 256-thread CTA over its vertices' joined edge lists."),
+        "lists (warp segmentation); scan strides a 256-thread CTA over its vertices' joined edge lists; swc "
+        "(seed 001's scan+warp+CTA gathering) gives a list longer than the CTA to the whole CTA, one longer than a "
+        "warp to its warp and scans the rest, and splits its waste by phase (tables/lanes_by_phase.csv)."),
         "Depth = mean number of BFS levels (level 0 included) over the sources.",
         ("A job is one warp-level memory instruction of an operator-machine server. Predicted time: while n warp "
         "slots are busy, each job takes max(latency of those slots' loads, n x the largest sectors-per-job x peak "
@@ -51,6 +53,17 @@ def reading_guide() -> list[str]:
         ("A round of a data-driven kernel is two launches: the expansion by the mapping and the compaction of the "
         "level array into the next sorted frontier."),
     ]
+
+
+def phase_sentence(phases) -> str:
+    """Where each phased mapping's lanes go: each phase's share of its lane slots and of its UA."""
+    parts = []
+    for mapping, rows in phases.groupby("mapping", sort=False):
+        shares = ", ".join(f"{row.phase} {row.share:.0%} of the slots (UA {row.ua:.1%})"
+                           for row in rows.itertuples() if row.share == row.share and row.share > 0)
+        if shares:
+            parts.append(f" {mapping}'s lanes by phase: {shares}.")
+    return "".join(parts)
 
 
 def graph_facts(data: GraphData) -> str:
@@ -67,6 +80,7 @@ def graph_facts(data: GraphData) -> str:
              f"source {data.opm_source}: {ranking.why()} topo: {topo['predicted_ns'] / 1e6:.3g} ms. A "
              f"level-adaptive kernel (each level's fastest mapping) would be {ranking.adaptive_gain():.2f}x as fast "
              "as the pick alone.")
+    facts += phase_sentence(data.lane_phases)
     if data.cpu:
         cpu = data.cpu
         threads = (f", on {cpu['threads']} threads {cpu['threads_ns'] / 1e6:.3g} ms" if cpu["threads"] else "")

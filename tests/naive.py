@@ -117,12 +117,55 @@ def scan_lanes(degrees, C):
     return total
 
 
+def _strip_mine(length, threads, phase_total):
+    """`threads` lanes (warps of W) walk a list of `length` edges, `for i = tid; i < length; i += threads`:
+    each warp runs a step whenever one of its lanes still has an edge."""
+    for j in range(threads // W):
+        warp = dict.fromkeys(FIELDS, 0)
+        r = 0
+        while True:
+            active = [tid for tid in range(W * j, W * j + W) if tid + r * threads < length]
+            if not active:
+                break
+            warp["warp_iterations"] += 1
+            warp["total_lanes"] += W
+            warp["useful_lanes"] += len(active)
+            warp["ua_lanes"] += W - len(active)
+            r += 1
+        _add(phase_total, warp)
+
+
+def swc_phase_lanes(degrees, C):
+    """Simulate scan+warp+CTA gathering per CTA of C entries: each list longer than C strip-mined by the
+    CTA, each longer than a warp by one warp, the rest concatenated and strip-mined as `scan` does.
+    Returns {phase: lane sums} for the phases cta, warp, scan."""
+    phases = {phase: dict.fromkeys(FIELDS, 0) for phase in ("cta", "warp", "scan")}
+    for start in range(0, len(degrees), C):
+        cta = degrees[start:start + C]
+        for d in cta:
+            if d > C:
+                _strip_mine(d, C, phases["cta"])
+            elif d > W:
+                _strip_mine(d, W, phases["warp"])
+        _strip_mine(sum(d for d in cta if d <= W), C, phases["scan"])
+    return phases
+
+
+def swc_lanes(degrees, C):
+    total = dict.fromkeys(FIELDS, 0)
+    for phase in swc_phase_lanes(degrees, C).values():
+        _add(total, phase)
+    return total
+
+
 def lanes(degrees, strategy, param=None):
     """Dispatch to the reference of a strategy."""
     if strategy == "group":
         return group_lanes(degrees, param)
     if strategy == "ws":
         return ws_lanes(degrees)
+    if strategy == "swc":
+        return swc_lanes(degrees, param)
     return scan_lanes(degrees, param)
 
 

@@ -24,7 +24,7 @@ def test_analyze_csv_columns_and_rows(tmp_path, capsys):
     assert run(capsys, "analyze", SMALL, "--format", "csv", "--out", str(out_file))[0] == 0
     table = pd.read_csv(out_file, keep_default_na=True)
     assert list(table.columns) == CSV_COLUMNS
-    assert table["strategy"].tolist() == ["group"] * 6 + ["ws", "scan"]
+    assert table["strategy"].tolist() == ["group"] * 6 + ["ws", "scan", "swc"]
     assert table["group_size"].tolist()[:6] == [1, 2, 4, 8, 16, 32]
     assert table["group_size"][6:].isna().all()
     lanes = table["useful_lanes"] + table["ua_lanes"] + table["ur_lanes"] + table["idle_lanes"]

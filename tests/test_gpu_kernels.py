@@ -34,7 +34,7 @@ def _compile(tmp_path, name: str, instrumented: bool, extra: str = "") -> str:
 
 @needs_nvcc
 @pytest.mark.parametrize("instrumented", [False, True])
-@pytest.mark.parametrize("name", ["topo", "ws", "scan", "compact", "hold"])
+@pytest.mark.parametrize("name", ["topo", "ws", "scan", "swc", "compact", "hold"])
 def test_kernel_sources_compile_for_sm90(tmp_path, name, instrumented):
     report = _compile(tmp_path, name, instrumented)
     # 8 blocks of 256 threads per SM (one full wave co-resident) needs <= 32 registers a thread.
@@ -51,12 +51,12 @@ def test_group_kernel_compiles_for_every_group_size(tmp_path, instrumented):
 
 
 def test_every_kernel_strategy_has_a_source():
-    for name in ("topo", "group", "ws", "scan", "compact"):
+    for name in ("topo", "group", "ws", "scan", "swc", "compact"):
         assert "bfs_common.cuh" in modules.source_text(name)
     assert modules.compile_options(True)[-2] == "-DCOUNT_LANES=1"
 
 
-@pytest.mark.parametrize("label", ["topo", "sm-1", "sm-3", "sm-32", "ws", "scan"])
+@pytest.mark.parametrize("label", ["topo", "sm-1", "sm-3", "sm-32", "ws", "scan", "swc"])
 def test_expected_lanes_equal_the_models_warp_iterations(label):
     # Lane slots = 32 x EDL jobs (one lockstep iteration each), useful lanes = frontier edges.
     graph = sm.load_graph("rmat:scale=11,ef=8,seed=3")
@@ -84,7 +84,7 @@ GPU_GRAPHS = ["rmat:scale=13,ef=16,seed=2", "grid2d:side=90", "random:n=5000,m=3
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("spec", GPU_GRAPHS)
-@pytest.mark.parametrize("label", ["topo", "sm-1", "sm-5", "sm-8", "sm-32", "ws", "scan"])
+@pytest.mark.parametrize("label", ["topo", "sm-1", "sm-5", "sm-8", "sm-32", "ws", "scan", "swc"])
 def test_gpu_bfs_matches_cpu_and_model_exactly(spec, label):
     from gpu_validate.bfs import GpuBfs
 

@@ -72,6 +72,21 @@ def test_scan_by_hand():
     assert lanes([4, 6], "scan", 256) == expect(1, 32, 10, 22, 0)
 
 
+def test_swc_by_hand():
+    # C = 256, one CTA [600, 40, 5, 0]. CTA phase, d = 600 > 256: warp j runs ceil((600 - 32 j) / 256)
+    # rounds, 3 for j = 0..2 and 2 for j = 3..7: 19 steps; the last round holds 600 - 512 = 88 edges,
+    # warps 0-2 with 32, 32, 24, so UA = 8. Warp phase, d = 40: 2 steps, UA 24. Scan phase, the loose
+    # ends 5 + 0: one step of warp 0, UA 27.
+    assert lanes([600, 40, 5, 0], "swc", 256) == expect(22, 704, 645, 59, 0)
+    phases = Mapping("swc", 256).count_phase_lanes(np.array([600, 40, 5, 0]), np.array([0, 4]))[0]
+    assert phases.tolist() == [[19, 608, 600, 8, 0, 0], [2, 64, 40, 24, 0, 0], [1, 32, 5, 27, 0, 0]]
+    # The boundaries: d = C goes to a warp (lists longer than the CTA go to the CTA), d = 32 to the scan.
+    assert lanes([256], "swc", 256) == expect(8, 256, 256, 0, 0)
+    assert Mapping("swc", 256).count_phase_lanes(np.array([256, 32]), np.array([0, 2]))[0, :, 0].tolist() == [0, 8, 1]
+    # With only loose ends swc is scan.
+    assert lanes(MIXED, "swc", 64) == lanes(MIXED, "scan", 64)
+
+
 def test_all_zero_degrees_use_no_lanes():
     for mapping in mappings(group_sizes=range(1, 33)):
         assert lanes([0] * 40, mapping.strategy, mapping.param)["total_lanes"] == 0
@@ -105,6 +120,21 @@ def test_ws_and_scan_match_naive(degrees, C):
         assert got == ref
         assert got["ur_lanes"] == got["idle_lanes"] == 0
         assert got["total_lanes"] == got["useful_lanes"] + got["ua_lanes"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(degrees=skewed_lists, C=st.sampled_from([32, 64, 96, 256]))
+def test_swc_matches_naive_phase_by_phase(degrees, C):
+    seq = np.asarray(degrees, dtype=np.int64)
+    phases = Mapping("swc", C).count_phase_lanes(seq, np.array([0, seq.size], dtype=np.int64))[0]
+    ref = naive.swc_phase_lanes(degrees, C)
+    for row, phase in zip(phases, ("cta", "warp", "scan")):
+        assert tuple(int(x) for x in row) == tuple(ref[phase][k] for k in LANE_FIELDS)
+    got = lanes(degrees, "swc", C)
+    assert got == naive.swc_lanes(degrees, C)
+    assert got["total_lanes"] == 32 * got["warp_iterations"] == got["useful_lanes"] + got["ua_lanes"]
+    assert got["ur_lanes"] == got["idle_lanes"] == 0
+    assert got["useful_lanes"] == sum(degrees)
 
 
 @settings(max_examples=40, deadline=None)

@@ -43,7 +43,7 @@ def test_a_symlink_is_written_through_and_kept(tmp_path, capsys):
     link.symlink_to(real)
     assert run(capsys, "analyze", SMALL, "--out", str(link), "--quiet")[0] == 0
     assert link.is_symlink() and os.readlink(link) == str(real)
-    assert pd.read_csv(real)["mapping"].tolist()[-1] == "scan"
+    assert pd.read_csv(real)["mapping"].tolist()[-1] == "swc"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.csv", "real.csv"]
 
 

@@ -54,14 +54,14 @@ def ranking(graph):
 
 
 def test_candidates_are_topo_and_every_registered_mapping():
-    assert candidate_kernels() == ["topo", "sm-1", "sm-2", "sm-4", "sm-8", "sm-16", "sm-32", "ws", "scan"]
+    assert candidate_kernels() == ["topo", "sm-1", "sm-2", "sm-4", "sm-8", "sm-16", "sm-32", "ws", "scan", "swc"]
     assert candidate_kernels()[1:] == [m.label for m in mappings(tuple(STRATEGIES))]
 
 
 def test_rank_is_by_predicted_time_and_equals_predict_bfs(graph, ranking):
     table = ranking.mappings
     assert sorted(table["mapping"]) == sorted(candidate_kernels())
-    assert table["rank"].tolist() == list(range(1, 10))
+    assert table["rank"].tolist() == list(range(1, 11))
     assert (np.diff(table["predicted_ns"]) >= 0).all()
     assert table["vs_best"].iloc[0] == 1.0 and (table["vs_best"] >= 1.0).all()
     # the mean over the two sources of the very prediction `opm` makes (warm set-associative L2, critical)
@@ -134,7 +134,7 @@ def test_recommend_command_table_csv_and_json(tmp_path, capsys):
     target = tmp_path / "ranked.csv"
     assert run(capsys, "recommend", SMALL, "--out", str(target), "--quiet")[0] == 0
     table = pd.read_csv(target)
-    assert table["rank"].tolist() == list(range(1, 10)) and table["mapping"].iloc[0] in out.split("pick: ")[1]
+    assert table["rank"].tolist() == list(range(1, 11)) and table["mapping"].iloc[0] in out.split("pick: ")[1]
     assert {"graph", "mapping", "predicted_bfs_ms", "rank", "me", "bottleneck", "profile", "time_model"} <= set(
         table.columns)
     code, out, _ = run(capsys, "recommend", SMALL, "--format", "json", "--per-level", "--quiet")

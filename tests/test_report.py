@@ -118,6 +118,19 @@ def test_lane_identity_and_rates(tiny_data):
         assert np.allclose(rated["me"] + rated["ua"] + rated["ur"] + rated["idle"], 1.0)
 
 
+def test_swc_lanes_by_phase_add_up_to_its_lanes_in_the_report(report_dir):
+    tables = report_dir / "tables"
+    phases = pd.read_csv(tables / "lanes_by_phase.csv")
+    lanes = pd.read_csv(tables / "lanes.csv").set_index(["graph", "mapping"])
+    assert set(phases["mapping"]) == {"swc"} and set(phases["phase"]) == {"cta", "warp", "scan"}
+    for graph, rows in phases.groupby("graph"):
+        whole = lanes.loc[(graph, "swc")]
+        for field in ("warp_iterations", "total_lanes", "useful_lanes", "ua_lanes"):
+            assert rows[field].sum() == whole[field]
+        assert rows["ua"].sum() == pytest.approx(whole["ua"]) and rows["share"].sum() == pytest.approx(1.0)
+    assert "swc's lanes by phase: " in (report_dir / "report.md").read_text()
+
+
 def test_default_suite_stands_for_seed_000_classes():
     specs = [g.spec for g in DEFAULT_SUITE]
     assert len(set(specs)) == len(specs) == 9
@@ -349,7 +362,7 @@ def test_progress_lines_per_graph_and_phase_when_piped_none_when_quiet(tmp_path,
     code, _, err = run(capsys, "report", GRID, "--sources", "2", "--out", str(tmp_path / "a"))
     lines = err.splitlines()
     assert code == 0 and lines[0] == f"simdmodel: [1/1] {GRID}: loading and lane accounting"
-    assert f"simdmodel: [1/1] {GRID}: predicting scan [9/9]" in lines
+    assert f"simdmodel: [1/1] {GRID}: predicting swc [10/10]" in lines
     assert f"simdmodel: [1/1] {GRID}: drawing its figures" in lines
     assert lines[-1].startswith(f"wrote {tmp_path / 'a'}/index.html") and " for 1 graph in " in lines[-1]
     assert run(capsys, "report", GRID, "--sources", "2", "--out", str(tmp_path / "b"), "--quiet")[2] == ""

@@ -16,12 +16,12 @@ import numpy as np
 from .blocks import block_events
 from .code import WAITS, KernelCode, kernel_code, trip_matrix
 from .listing import CLASSES, Listing, instruction_class, load_listing, parse_listing
-from .trips import (compact_trips, expansion_lanes, expansion_trips, group_lanes, segment_lanes, steps_per_warp,
-                    topo_lanes, topo_trips)
+from .trips import (compact_trips, expansion_lanes, expansion_trips, group_lanes, phase_trips, segment_lanes,
+                    steps_per_warp, topo_lanes, topo_trips)
 
 __all__ = ["CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of", "compact_trips",
            "expansion_lanes", "expansion_trips", "group_lanes", "has_listing", "hop_cycles", "instruction_class",
-           "kernel_code", "listing_name", "load_listing", "parse_listing", "segment_lanes", "steps_per_warp",
+           "kernel_code", "listing_name", "load_listing", "parse_listing", "phase_trips", "segment_lanes", "steps_per_warp",
            "topo_lanes", "topo_trips", "trip_matrix"]
 
 
@@ -133,7 +133,8 @@ class LaunchCode:
         return WarpInstructions(trip_matrix(self.main, {**topo_trips(trace), **(lanes or {})}), self.main)
 
     def expansion(self, trace, geometry, front_size: int, lanes: dict | None = None) -> WarpInstructions:
-        """`lanes`: the launch's `trips.expansion_lanes` (None: no divergence counted)."""
+        """`lanes`: the launch's trips beyond its jobs': `trips.expansion_lanes` (None: no divergence
+        counted) and `trips.phase_trips`."""
         trips = expansion_trips(trace, geometry, front_size)
         return WarpInstructions(trip_matrix(self.main, {**trips, **(lanes or {})}), self.main)
 

@@ -16,6 +16,9 @@ already knows, per launched warp:
   step's lane trip counts (`lane_divergence`: `topo_lanes`, `group_lanes` and `segment_lanes` give
   them), per step max - min lane trips, the distinct exits - 1, whether there are two or more, and
   whether any lane runs the loop at all;
+- `cta_list`, `cta_round`, `warp_list`, `warp_round` (swc): lists the CTA strip-mines (every warp of
+  the unit walks each) and its warp's rounds over them, lists its own warp gathers and their rounds;
+  there `round` and `search` are the scan phase's only (`phase_trips`);
 - `lookback`, `poll`: the compaction's decoupled look-back, one step and one poll per warp whose
   lanes have a predecessor tile (tile t, warp k of its block: t >= 1, and t - 1 >= 32 k), as when
   every predecessor is already done (no spinning).
@@ -24,6 +27,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
+from simdmodel.strategies.swc import CTA, WARP, phase_of, strided_rounds
 
 from ..kernels._jobs import ANI, EDL, ERL, OP
 from .blocks import ENTERED
@@ -199,6 +204,52 @@ def expansion_lanes(mapping, front_degrees: np.ndarray, warps: int) -> dict | No
     if mapping.spec.name == "ws":
         return segment_lanes(front_degrees, warps)
     return None
+
+
+@numba.njit(cache=True, nogil=True)
+def _swc_trips(front_degrees, cta_size, warps):
+    """Rows cta_list, cta_round, warp_list, warp_round, round (scan phase) per launched warp of a swc-C
+    expansion: unit u (entries u C .. u C + C - 1) on unit slot u mod slots, its warp j on launched warp
+    slot * C / 32 + j (`simdmodel.strategies.swc`)."""
+    unit_warps = cta_size // 32
+    slots = max(warps // unit_warps, 1)
+    out = np.zeros((5, warps))
+    size = front_degrees.size
+    for u in range(-(-size // cta_size)):
+        first_warp = (u % slots) * unit_warps
+        lo, hi = u * cta_size, min(u * cta_size + cta_size, size)
+        loose = 0
+        for i in range(lo, hi):
+            d = front_degrees[i]
+            phase = phase_of(d, cta_size)
+            if phase == CTA:
+                for j in range(unit_warps):
+                    out[0, first_warp + j] += 1
+                    if 32 * j < d:
+                        out[1, first_warp + j] += (d - 32 * j + cta_size - 1) // cta_size
+            elif phase == WARP:
+                w = first_warp + (i - lo) // 32
+                out[2, w] += 1
+                out[3, w] += (d + 31) // 32
+            else:
+                loose += d
+        for j in range(unit_warps):
+            if 32 * j < loose:
+                out[4, first_warp + j] += strided_rounds(loose - 32 * j, 1, cta_size)
+    return out
+
+
+def phase_trips(mapping, front_degrees: np.ndarray, warps: int) -> dict:
+    """The trips of an expansion by a strategy that gathers in phases (swc) that its jobs do not give:
+    per launched warp each phase's lists and rounds, with `round` and `search` the scan phase's only;
+    empty for a one-phase strategy."""
+    if mapping.spec.name != "swc":
+        return {}
+    cta_size = mapping.value("cta_size")
+    rows = _swc_trips(np.asarray(front_degrees, dtype=np.int64), int(cta_size), int(warps))
+    search = int(np.ceil(np.log2(cta_size))) if cta_size > 1 else 0
+    return {"cta_list": rows[0], "cta_round": rows[1], "warp_list": rows[2], "warp_round": rows[3],
+            "round": rows[4], "search": rows[4] * search}
 
 
 def compact_trips(steps: np.ndarray, stores: np.ndarray, block: int) -> dict:

@@ -3,7 +3,7 @@
 `registry.Strategy` is the plug-in: name, parameter schema, label, work geometry and one numba
 decomposition (which lane takes which edge at each warp step). A `Mapping` is a strategy with its
 parameter values; its lane counts per level come from the strategy's closed-form fast path when
-it has one, else from its decomposition (`schedule`). Shipped: `group` (sm-S), `ws`, `scan`.
+it has one, else from its decomposition (`schedule`). Shipped: `group` (sm-S), `ws`, `scan`, `swc`.
 Adding a strategy = one module here that calls `register`, one `gpu_validate/cuda/<name>.cu`
 and one naive reference in tests.
 """
@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 
 from ..errors import InputError
-from . import group, ws, scan  # noqa: F401, I001  (each registers its strategy, in this order)
+from . import group, ws, scan, swc  # noqa: F401, I001  (each registers its strategy, in this order)
 from .fields import LANE_FIELDS, WARP_SIZE
 from .registry import STRATEGIES, Geometry, Param, Strategy, get_strategy, register, unregister
 from .scan import DEFAULT_CTA_SIZE
@@ -102,6 +102,17 @@ class Mapping:
             return spec.fast_lanes(degrees, level_ptr, *self.params)
         return self.decomposed_lanes(degrees, level_ptr)
 
+    @property
+    def phases(self) -> tuple[str, ...]:
+        """The strategy's gathering phases (swc: cta, warp, scan); empty for a one-phase strategy."""
+        return self.spec.phases
+
+    def count_phase_lanes(self, degrees: np.ndarray, level_ptr: np.ndarray) -> np.ndarray | None:
+        """Per-level lane sums split by phase (levels x phases x LANE_FIELDS), or None for a one-phase
+        strategy; summed over the phases they are `count_lanes`."""
+        spec = self.spec
+        return None if spec.phase_lanes is None else spec.phase_lanes(degrees, level_ptr, *self.params)
+
     def decomposed_lanes(self, degrees: np.ndarray, level_ptr: np.ndarray) -> np.ndarray:
         """Per-level lane sums from the decomposition itself (what the fast path must equal)."""
         return decomposed_lanes(self.spec, self.params, self.geometry, degrees, level_ptr)
@@ -122,7 +133,7 @@ def check_cta_size(size: int) -> int:
 
 
 def mappings(
-    strategies=("group", "ws", "scan"),
+    strategies=("group", "ws", "scan", "swc"),
     group_sizes=DEFAULT_GROUP_SIZES,
     cta_size: int = DEFAULT_CTA_SIZE,
 ) -> list[Mapping]:

@@ -76,6 +76,10 @@ class Strategy:
 
     `fast_lanes(degrees, level_ptr, *params)`, optional, is a closed form of the same counts: the
     per-level LANE_FIELDS sums (levels x 6) of a queue of out-degrees walked level by level.
+
+    `phases`, optional, names the phases of a strategy that gathers in several (swc: cta, warp, scan),
+    and `phase_lanes(degrees, level_ptr, *params)` splits the same sums by phase (levels x phases x 6),
+    so the waste can be laid to the phase that causes it.
     """
 
     name: str
@@ -86,6 +90,8 @@ class Strategy:
     label: Callable[[tuple], str]
     parse_label: Callable[[str], tuple | None]
     fast_lanes: Callable | None = field(default=None)
+    phases: tuple[str, ...] = ()
+    phase_lanes: Callable | None = field(default=None)
 
     def param(self, name: str) -> Param:
         for p in self.params:
