@@ -144,7 +144,7 @@ def validate_graph(graph, kernels: Sequence[str | Kernel], sources: int | Sequen
     ncu = tables.get("ncu")
     tables["predicted"] = gv.predict(graph, graph.name, kernels, sources, gpu, l2_model, ncu, progress)
     tables["throughput"] = gv.throughput(tables["measured"], tables["lanes_model"], graph.n, graph.m,
-                                         gpu.dram_bandwidth_gbs)
+                                         gpu.dram_bandwidth_gbs, gpu.gather)
     meta = {"device": device.get("device"), "driver": device.get("driver"), "date": device.get("date"),
             "command": command or "gpu_validate.pipeline.validate_graph",
             "graphs": [graph.name], "kernels": [k.label for k in kernels], "sources": sources,

@@ -165,23 +165,39 @@ def predict(graph, graph_label: str, kernels, sources, profile, l2_model: str = 
     return table[front + [c for c in table.columns if c not in front]]
 
 
-def throughput(measured: pd.DataFrame, lanes: pd.DataFrame, n: int, m: int, bandwidth_gbs: float) -> pd.DataFrame:
-    """Traversal rate (GTEPS) per (graph, kernel, source) beside the device's memory-bandwidth bound.
+def throughput(measured: pd.DataFrame, lanes: pd.DataFrame, n: int, m: int, bandwidth_gbs: float,
+               gather=None) -> pd.DataFrame:
+    """Traversal rate (GTEPS) per (graph, kernel, source) beside the device's physical bound.
 
     Edges traversed = the useful lanes of all expansions (each frontier edge inspected once), the
     out-edges of the reached vertices (`reached`), so a source that reaches a sliver of a directed
     graph is not credited with the whole graph's edges.
-    The bound is the rate if the BFS moved only its compulsory bytes at `bandwidth_gbs`: every
-    row offset and edge read once and every level entry written and read once (4-byte elements).
+    The bound (seed 001's question of how close a BFS comes to the machine) is the rate of a BFS that
+    did only what it must, at the measured speeds: stream its row offsets and column indices once
+    (4 (n + 1) + 4 m bytes) at `bandwidth_gbs` (`stream_bound_gteps`), and look up one 4-byte status
+    at an arbitrary vertex per traversed edge at the profile's measured gather rate for an n-entry
+    int array (`gather`, an `opmachine.profile.GatherRates`; `gather_bound_gteps`, NaN without one).
+    `bound_gteps` is the lower of the two, and `fraction_of_bound` = gteps / bound_gteps.
     """
     times = measured.groupby(["graph", "kernel", "source"])["time_ns"].sum()
     table = reached(measured, lanes).merge(times.reset_index().rename(columns={"time_ns": "measured_ns"}),
                                            on=["graph", "kernel", "source"])
     table["gteps"] = table["edges"] / table["measured_ns"]
-    compulsory_bytes = 4 * (n + 1) + 4 * m + 2 * 4 * n
-    table["bound_gteps"] = table["edges"] / (compulsory_bytes / bandwidth_gbs)
+    for column, values in traversal_bounds(table["edges"].to_numpy(dtype=np.float64), n, m, bandwidth_gbs,
+                                           gather).items():
+        table[column] = values
     table["fraction_of_bound"] = table["gteps"] / table["bound_gteps"]
     return table
+
+
+def traversal_bounds(edges, n: int, m: int, bandwidth_gbs: float, gather=None) -> dict:
+    """The physical bound of a BFS that traverses `edges` edges of a graph of n vertices and m edges
+    (`throughput` says what it counts): stream_bound_gteps, gather_bound_gteps (NaN without a
+    GatherRates) and bound_gteps, the lower of the two."""
+    edges = np.asarray(edges, dtype=np.float64)
+    stream = edges / ((4 * (n + 1) + 4 * m) / bandwidth_gbs)
+    lookups = np.full_like(edges, gather.at(4 * max(int(n), 1)) if gather is not None else np.nan)
+    return {"stream_bound_gteps": stream, "gather_bound_gteps": lookups, "bound_gteps": np.fmin(stream, lookups)}
 
 
 def reached(measured: pd.DataFrame, lanes: pd.DataFrame) -> pd.DataFrame:

@@ -67,14 +67,14 @@ def stage_command(argv) -> str:
 
 
 def measure(directory: Path, graphs, repeats: int, counters: bool, ncu_levels: int, quiet: bool,
-            command: str | None = None) -> None:
+            command: str | None = None, kernels=VALIDATION_KERNELS) -> None:
     """Measure every graph of `graphs` (SuiteGraph) into DIR/<folder_name>/ (measured tables only);
     `command`, the measuring command line, goes into each graph's device.json as measure_command."""
     from gpu_validate.pipeline import validate_graph
 
     for graph in graphs:
         started = time.time()
-        run = validate_graph(graph.load, VALIDATION_KERNELS, VALIDATION_SOURCES, None,
+        run = validate_graph(graph.load, list(kernels), VALIDATION_SOURCES, None,
                              out=directory / folder_name(graph), seed=VALIDATION_SEED, measure_only=True,
                              counters=counters, ncu_levels=ncu_levels, repeats=repeats, command=command,
                              progress=not quiet and sys.stderr.isatty())
@@ -96,21 +96,23 @@ def compress(folder: Path, threshold_bytes: int = 1 << 20) -> None:
             path.unlink()
 
 
-def compare_graph(folder: Path, graph: SuiteGraph, l2_model: str, quiet: bool, meta: dict | None = None) -> None:
+def compare_graph(folder: Path, graph: SuiteGraph, l2_model: str, quiet: bool, meta: dict | None = None,
+                  kernels=VALIDATION_KERNELS) -> None:
     """Predict and compare one graph's measurements in `folder`, writing the comparison there (`meta`:
     more summary.json keys)."""
     from gpu_validate.pipeline import validate_graph
 
     # the `simdmodel validate` command that does the same, recorded in the graph's summary.json
     spec = graph.spec if recorded_name(graph) == graph.spec else f"{GRAPHS_DIR}/{recorded_name(graph)}"
-    command = " ".join(["simdmodel", *map(shlex.quote, ["validate", spec, *loader_flags(graph), "--measured",
+    chosen = [] if tuple(kernels) == VALIDATION_KERNELS else ["--kernels", ",".join(kernels)]
+    command = " ".join(["simdmodel", *map(shlex.quote, ["validate", spec, *loader_flags(graph), *chosen, "--measured",
                                                         str(folder), "--l2", l2_model, "--out", str(folder)])])
-    validate_graph(graph.load, VALIDATION_KERNELS, None, None, out=folder, measured_dir=folder,
+    validate_graph(graph.load, list(kernels), None, None, out=folder, measured_dir=folder,
                    l2_model=l2_model, command=command, progress=not quiet and sys.stderr.isatty(), meta=meta)
 
 
 def compare_all(directory: Path, graphs, l2_model: str, quiet: bool, reuse: bool = False,
-                command: str | None = None) -> dict:
+                command: str | None = None, kernels=VALIDATION_KERNELS) -> dict:
     """Compare every graph of `graphs` (SuiteGraph; unless `reuse` keeps a graph's earlier comparison), then pool them
     into DIR/pooled/ and DIR/summary.json; returns the pooled summary. `command` is this comparison's
     command line (compare_command; None: the `compare` command equivalent to these arguments)."""
@@ -122,7 +124,8 @@ def compare_all(directory: Path, graphs, l2_model: str, quiet: bool, reuse: bool
     graphs = [g if isinstance(g, SuiteGraph) else SuiteGraph(g, g, "") for g in graphs]  # specs welcome too
     names = ",".join(map(folder_name, graphs))
     if command is None:
-        command = stage_command(["compare", directory, "--graphs", names, "--l2", l2_model,
+        chosen = [] if tuple(kernels) == VALIDATION_KERNELS else ["--kernels", ",".join(kernels)]
+        command = stage_command(["compare", directory, "--graphs", names, *chosen, "--l2", l2_model,
                                  *(["--reuse"] * reuse)])
     run = {"code_version": code_version(exclude=[directory]), "compare_command": command}  # before any write
     pooled: dict[str, list] = {}
@@ -131,7 +134,7 @@ def compare_all(directory: Path, graphs, l2_model: str, quiet: bool, reuse: bool
     for graph in graphs:
         folder = directory / folder_name(graph)
         if not (reuse and (folder / "summary.json").is_file()):
-            compare_graph(folder, graph, l2_model, quiet, run)
+            compare_graph(folder, graph, l2_model, quiet, run, kernels)
         device = read_device(folder)
         measure_commands.append(device.get("measure_command"))
         for name in POOLED_TABLES:
@@ -169,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a folder of graph files instead of the generated suite (its graphs.toml, if any)")
     parser.add_argument("--suite", choices=sorted(SUITES), help="with --graphs-dir: the shipped manifest of this "
                         "suite (real: the eighteen public real graphs)")
+    parser.add_argument("--kernels", default=",".join(VALIDATION_KERNELS),
+                        help=f"comma-separated kernels (default {','.join(VALIDATION_KERNELS)})")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-counters", action="store_true", help="skip Nsight Compute")
     parser.add_argument("--ncu-levels", type=int, default=12, help="rounds per kernel ncu profiles (default 12)")
@@ -230,20 +235,36 @@ def suite_graphs(args) -> tuple[SuiteGraph, ...]:
     return picked
 
 
+def suite_kernels(args) -> tuple[str, ...]:
+    """The --kernels of a suite run, each checked (unknown or repeated labels are refused)."""
+    from opmachine.kernels import parse_kernel
+    from simdmodel.errors import InputError
+
+    labels = tuple(k.strip().lower() for k in args.kernels.split(",") if k.strip())
+    if not labels:
+        raise InputError("--kernels names no kernel")
+    if len(set(labels)) != len(labels):
+        raise InputError(f"--kernels lists a kernel twice: {args.kernels!r}")
+    for label in labels:
+        parse_kernel(label)
+    return labels
+
+
 def _run(args) -> int:
     from gpu_validate.bfs import LevelMismatch
 
     graphs = suite_graphs(args)
+    kernels = suite_kernels(args)
     args.directory.mkdir(parents=True, exist_ok=True)
     try:
         if args.stage == "measure":
             measure(args.directory, graphs, args.repeats, not args.no_counters, args.ncu_levels, args.quiet,
-                    args.command)
+                    args.command, kernels)
             return 0
     except LevelMismatch as error:  # a kernel bug, not a user mistake: no timing, exit 1
         sys.stderr.write(f"simdmodel: error: {error}\n")
         return 1
-    summary = compare_all(args.directory, graphs, args.l2, args.quiet, args.reuse, args.command)
+    summary = compare_all(args.directory, graphs, args.l2, args.quiet, args.reuse, args.command, kernels)
     print(json.dumps({k: v for k, v in summary.items() if not isinstance(v, dict)}, indent=1))
     return 0
 

@@ -31,12 +31,17 @@ def _cli(*args):
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("measured")
+    return _write_saved(tmp_path_factory.mktemp("measured"), KERNELS)
+
+
+def _write_saved(folder, kernels):
+    """A measured folder whose times are 1.25 x the warm prediction and whose counters are the model's."""
+    folder.mkdir(parents=True, exist_ok=True)
     graph = sm.load_graph(SPEC)
     profile = om.load_profile("h200")
     sources = [int(s) for s in sm.pick_sources(graph, 2, seed=1)]
     measured, lanes = [], []
-    for label in KERNELS:
+    for label in kernels:
         kernel = om.parse_kernel(label)
         for source in sources:
             # times 1.25 x the warm-L2 prediction, the mode the comparison judges times by
@@ -139,11 +144,19 @@ def test_throughput_and_bound_by_hand():
                              "phase": ["expand", "compact", "expand"], "frontier_vertices": [1, 7, 30]})
     lanes = pd.DataFrame({"graph": "g", "kernel": "ws", "source": 0, "useful_lanes": [1500, 500]})
     table = throughput(measured, lanes, n=99, m=1000, bandwidth_gbs=1000.0)
-    # 2000 edges in 1050 ns; compulsory bytes 4*100 + 4*1000 + 8*99 = 5192 -> 5.192 ns at 1000 GB/s.
+    # 2000 edges in 1050 ns; streamed bytes 4*100 + 4*1000 = 4400 -> 4.4 ns at 1000 GB/s.
     assert table["gteps"].iloc[0] == pytest.approx(2000 / 1050)
     # reached: the expansions' frontiers (1 + 30; a compaction's frontier is not a level) and their edges
     assert table[["reached_vertices", "edges"]].iloc[0].tolist() == [31, 2000]
-    assert table["bound_gteps"].iloc[0] == pytest.approx(2000 / 5.192)
+    assert table["bound_gteps"].iloc[0] == pytest.approx(2000 / 4.4) and np.isnan(table["gather_bound_gteps"].iloc[0])
+    # With a gather rate the lookups bound it: 99 ints = 396 bytes, between the 256- and 1024-byte points
+    # (log2 396 = 8.63: 40 + 0.63 * (20 - 40) = 27.4 a ns), so 2000 lookups take 73 ns > 4.4 ns.
+    rates = om.profile.GatherRates((256, 1024), (40.0, 20.0))
+    gathered = throughput(measured, lanes, n=99, m=1000, bandwidth_gbs=1000.0, gather=rates)
+    per_ns = 40.0 + (np.log2(396) - 8) / 2 * (20.0 - 40.0)
+    assert gathered["gather_bound_gteps"].iloc[0] == pytest.approx(per_ns)
+    assert gathered["bound_gteps"].iloc[0] == pytest.approx(per_ns)
+    assert gathered["fraction_of_bound"].iloc[0] == pytest.approx(2000 / 1050 / per_ns)
 
 
 def test_committed_validation_summary_has_every_figure():
@@ -274,6 +287,27 @@ def test_the_validation_suite_compares_and_pools_without_a_gpu(saved, tmp_path, 
     code = run_command(vs.compare_all, tmp_path / "suite", [SPEC], "setassoc", True, True)
     err = capsys.readouterr().err
     assert code == 2 and err == f"simdmodel: error: {folder}: missing predicted.csv; compare it again (without --reuse)\n"
+
+
+def test_the_validation_suite_compares_a_subset_of_kernels_and_records_it(tmp_path):
+    from simdreport import validation_suite as vs
+    from simdreport.suites import graph_slug
+
+    folder = _write_saved(tmp_path / "suite" / graph_slug(SPEC), ("swc", "scan"))
+    summary = vs.compare_all(tmp_path / "suite", [SPEC], "setassoc", quiet=True, kernels=("swc", "scan"))
+    assert summary["kernels"] == ["scan", "swc"] and summary["time_mape_per_level"] == pytest.approx(0.2)
+    assert "--kernels swc,scan" in summary["compare_command"]
+    graph_summary = json.loads((folder / "summary.json").read_text())
+    assert graph_summary["command"].startswith(f"simdmodel validate {SPEC} --kernels swc,scan --measured")
+    assert graph_summary["lane_exact_fraction"] == 1.0
+
+
+@pytest.mark.parametrize("kernels, message", [("swc,bogus", "unknown kernel 'bogus'"),
+                                              ("swc,swc", "lists a kernel twice"), (",", "names no kernel")])
+def test_the_validation_suite_refuses_bad_kernels_in_one_line(tmp_path, kernels, message):
+    out = subprocess.run([sys.executable, "-m", "simdreport.validation_suite", "compare", str(tmp_path / "s"),
+                          "--kernels", kernels], check=False, capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and message in out.stderr
 
 
 # --- what the summaries say about the run, and the variable-cost columns written ----------------------

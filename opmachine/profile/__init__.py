@@ -12,10 +12,12 @@ per-level service times of seed 003 §5. Every key is checked on load; a mistake
 
 One concept per module: `curve` (S(m)), `schema` (key names, typed checks, provenance rules),
 `gpu_profile` and `cpu_profile` (the profile records), `instructions` (the [instructions] costs),
-`compaction` (the [compaction] times by graph size), `loading` (shipped names and paths),
+`compaction` (the [compaction] times by graph size), `gather` (the [gather] rates of random 4-byte
+loads), `loading` (shipped names and paths),
 `writing` (measured profiles written, validated and moved into place), `errors`.
 """
 from .compaction import CompactionCosts
+from .gather import GatherRates
 from .cpu_profile import CacheLevel, CPUProfile, LoopCosts
 from .curve import Curve, closed_queue_curve
 from .errors import ProfileError, ProfileKindError
@@ -36,6 +38,7 @@ from .schema import (
 )
 from .writing import (
     compaction_section,
+    gather_section,
     instruction_section,
     render_gpu_profile,
     toml_string,
@@ -43,6 +46,7 @@ from .writing import (
     with_section,
     write_gpu_compaction,
     write_gpu_curves,
+    write_gpu_gather,
     write_gpu_instructions,
     write_gpu_profile,
     write_profile_text,
@@ -54,6 +58,7 @@ __all__ = [
     "CacheLevel",
     "CompactionCosts",
     "Curve",
+    "GatherRates",
     "LoopCosts",
     "GPUProfile",
     "GPU_HARDWARE_KEYS",
@@ -72,6 +77,7 @@ __all__ = [
     "available_profiles",
     "closed_queue_curve",
     "compaction_section",
+    "gather_section",
     "hardware_origin",
     "instruction_section",
     "load_profile",
@@ -84,6 +90,7 @@ __all__ = [
     "with_section",
     "write_gpu_compaction",
     "write_gpu_curves",
+    "write_gpu_gather",
     "write_gpu_instructions",
     "write_gpu_profile",
     "write_profile_text",

@@ -10,6 +10,7 @@ import numpy as np
 from simdmodel.errors import InputError
 
 from .compaction import CompactionCosts, parse_compaction
+from .gather import GatherRates, parse_gather
 from .curve import Curve
 from .instructions import InstructionCosts, parse_instructions
 from .schema import (
@@ -68,6 +69,7 @@ class GPUProfile:
     hardware_provenance: dict[str, str] = field(default_factory=dict)
     instructions: InstructionCosts | None = None
     compaction: CompactionCosts | None = None
+    gather: GatherRates | None = None
 
     @property
     def physical_warps(self) -> int:
@@ -90,7 +92,7 @@ class GPUProfile:
         [instructions.provenance], and likewise for `compaction`. Empty when the file records none."""
         if key in CURVE_NAMES:
             return dict(self.provenance) if key in self.curves else {}
-        for part in ("instructions", "compaction"):
+        for part in ("instructions", "compaction", "gather"):
             if key == part or key.startswith(part + "."):
                 costs = getattr(self, part)
                 return dict(costs.provenance) if costs is not None else {}
@@ -126,7 +128,7 @@ class GPUProfile:
 
 
 GPU_TOP_KEYS = ("name", "kind", "description", "device", "hardware", "service")
-GPU_OPTIONAL_KEYS = ("provenance", "instructions", "compaction")
+GPU_OPTIONAL_KEYS = ("provenance", "instructions", "compaction", "gather")
 
 
 def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str) -> GPUProfile:
@@ -172,7 +174,8 @@ def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str
     instructions = (parse_instructions(check, doc["instructions"], device_name, values["warp_size"])
                     if "instructions" in doc else None)
     compaction = parse_compaction(check, doc["compaction"], device_name) if "compaction" in doc else None
+    gather = parse_gather(check, doc["gather"], device_name) if "gather" in doc else None
     return GPUProfile(name=name, description=description, path=where, device_name=device_name,
                       compute_capability=capability, **values, curves=curves, measured=measured,
                       provenance=provenance, hardware_provenance=sources, instructions=instructions,
-                      compaction=compaction)
+                      compaction=compaction, gather=gather)

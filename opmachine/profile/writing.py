@@ -1,9 +1,9 @@
 """Writing measured GPU profiles: TOML text in the schema's layout, checked by loading it back, then
 moved into place (a temporary file beside the target, validated, renamed: nothing half-written).
-The [instructions] and [compaction] sections are written at the end of a profile, with comments
-saying what the numbers are and how they were measured; `write_gpu_instructions` and
-`write_gpu_compaction` add or replace one in a profile file and keep everything else in that file
-as it is."""
+The [instructions], [compaction] and [gather] sections are written at the end of a profile, with
+comments saying what the numbers are and how they were measured; `write_gpu_instructions`,
+`write_gpu_compaction` and `write_gpu_gather` add or replace one in a profile file and keep
+everything else in that file as it is."""
 from __future__ import annotations
 
 import re
@@ -20,13 +20,14 @@ from .curve import Curve
 from .errors import ProfileError
 from .gpu_profile import GPUProfile
 from .compaction import COMPACTION_RUN_KEYS, CompactionCosts
+from .gather import GATHER_RUN_KEYS, GatherRates
 from .instructions import INSTRUCTION_KEYS, INSTRUCTION_NOTES, INSTRUCTION_RUN_KEYS, InstructionCosts
 from .loading import parse_profile_bytes
 from .schema import CURVE_NAMES, GPU_FLOAT_KEYS, GPU_HARDWARE_KEYS, GPU_INT_KEYS, PROVENANCE_KEYS, same_device_name
 
-__all__ = ["compaction_section", "instruction_section", "render_gpu_profile", "toml_string", "with_instruction_section",
-           "with_section", "write_gpu_compaction", "write_gpu_curves", "write_gpu_instructions", "write_gpu_profile",
-           "write_profile_text"]
+__all__ = ["compaction_section", "gather_section", "instruction_section", "render_gpu_profile", "toml_string",
+           "with_instruction_section", "with_section", "write_gpu_compaction", "write_gpu_curves", "write_gpu_gather",
+           "write_gpu_instructions", "write_gpu_profile", "write_profile_text"]
 
 
 def render_gpu_profile(*, name: str, description: str, device_name: str, compute_capability: str,
@@ -34,7 +35,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
                        header: Sequence[str] = (), hardware_notes: dict[str, str] | None = None,
                        hardware_provenance: dict[str, str] | None = None,
                        instructions: InstructionCosts | None = None, instructions_notes: Sequence[str] = (),
-                       compaction: CompactionCosts | None = None) -> str:
+                       compaction: CompactionCosts | None = None, gather: GatherRates | None = None) -> str:
     """The TOML text of a measured GPU profile (`measured = true`), in the layout of the shipped files.
 
     `hardware` maps every key of GPU_HARDWARE_KEYS to its value; `curves` maps curve names to
@@ -42,7 +43,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     (the run). `header` lines become `#` comments at the top, `hardware_notes` a `# note` after a
     [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
     `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`),
-    `compaction` the [compaction] section (`compaction_section`).
+    `compaction` the [compaction] section (`compaction_section`), `gather` the [gather] one.
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
     """
@@ -101,6 +102,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
         text += "\n" + instruction_section(instructions, label, instructions_notes)
     if compaction is not None:
         text += "\n" + compaction_section(compaction, label)
+    if gather is not None:
+        text += "\n" + gather_section(gather, label)
     return text
 
 
@@ -215,6 +218,21 @@ def write_gpu_instructions(path, base: GPUProfile, costs: InstructionCosts, note
     return _write_section(path, base, "instructions", lambda label: instruction_section(costs, label, notes))
 
 
+def _array_section(table: str, intro: str, values: dict, int_keys, provenance: dict, run_keys, label: str) -> str:
+    """A [`table`] of number arrays (`int_keys` written as integers) and its [`table`.provenance], as TOML
+    text after the comment `intro`; ProfileError naming the key on a value the text cannot carry."""
+    lines = [toml_comment(text, label) for text in textwrap.wrap(intro, 98)] + [f"[{table}]"]
+    for key, array in values.items():
+        items = []
+        for i, value in enumerate(array):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                raise ProfileError(label, f"{table}.{key}[{i}]: must be a number, got {value!r}")
+            items.append(str(int(value)) if key in int_keys else _toml_number(float(value)))
+        lines.append(f"{key} = [{', '.join(items)}]")
+    lines += ["", *_run_table(f"{table}.provenance", provenance, run_keys, label)]
+    return "\n".join(lines) + "\n"
+
+
 def compaction_section(costs: CompactionCosts, label: str) -> str:
     """The [compaction] and [compaction.provenance] tables of `costs` as TOML text, after a comment
     saying what they are; ProfileError naming the key on a value the text cannot carry."""
@@ -223,16 +241,25 @@ def compaction_section(costs: CompactionCosts, label: str) -> str:
     intro = ("[compaction]: a compaction launch with an empty next frontier on an edgeless graph of `sizes` "
              "vertices, ns per launch timed as BFS launches are, median (and 10th, 90th percentile) over fresh "
              "allocations; opmachine.profile.compaction says how the model uses it.")
-    lines = [toml_comment(text, label) for text in textwrap.wrap(intro, 98)] + ["[compaction]"]
-    for key, values in costs.values().items():
-        items = []
-        for i, value in enumerate(values):
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-                raise ProfileError(label, f"compaction.{key}[{i}]: must be a number, got {value!r}")
-            items.append(str(int(value)) if key == "sizes" else _toml_number(float(value)))
-        lines.append(f"{key} = [{', '.join(items)}]")
-    lines += ["", *_run_table("compaction.provenance", costs.provenance, COMPACTION_RUN_KEYS, label)]
-    return "\n".join(lines) + "\n"
+    return _array_section("compaction", intro, costs.values(), ("sizes",), costs.provenance, COMPACTION_RUN_KEYS,
+                          label)
+
+
+def gather_section(rates: GatherRates, label: str) -> str:
+    """The [gather] and [gather.provenance] tables of `rates` as TOML text, after a comment saying what
+    they are."""
+    if not isinstance(rates, GatherRates):
+        raise InputError(f"gather must be a GatherRates, got {type(rates).__name__}")
+    intro = ("[gather]: random 4-byte gathers a nanosecond over the whole GPU (ld.global.cg, four in flight a "
+             "thread, every SM full) from a table of `sizes` bytes, median over repeats: a BFS's status lookups, "
+             "one per traversed edge; opmachine.profile.gather says how the bound uses it.")
+    return _array_section("gather", intro, rates.values(), ("sizes",), rates.provenance, GATHER_RUN_KEYS, label)
+
+
+def write_gpu_gather(path, base: GPUProfile, rates: GatherRates) -> GPUProfile:
+    """Write `base`'s profile with its [gather] section added or replaced by `rates` to `path`
+    (`_write_section`); returns the loaded profile."""
+    return _write_section(path, base, "gather", lambda label: gather_section(rates, label))
 
 
 def write_gpu_compaction(path, base: GPUProfile, costs: CompactionCosts) -> GPUProfile:
@@ -305,11 +332,12 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
     sources = ({key: f"base {b.name}: {text}" for key, text in b.hardware_provenance.items()}
                if b.hardware_provenance else None)
     device_name = device if isinstance(device, str) and device.strip() else b.device_name
-    instructions, compaction = (part if part is not None and same_device_name(part.provenance["device"], device_name)
-                                else None for part in (b.instructions, b.compaction))
+    instructions, compaction, gather = (
+        part if part is not None and same_device_name(part.provenance["device"], device_name) else None
+        for part in (b.instructions, b.compaction, b.gather))
     text = render_gpu_profile(
         name=b.name, description=b.description, device_name=device_name, instructions=instructions,
-        compaction=compaction,
+        compaction=compaction, gather=gather,
         compute_capability=b.compute_capability,
         hardware={key: getattr(b, key) for key in GPU_HARDWARE_KEYS}, curves=curves, provenance=provenance,
         label=label, hardware_notes=hardware_notes, hardware_provenance=sources,

@@ -1,0 +1,103 @@
+"""Measure the GPU's rate of random 4-byte gathers by table size: the profile's [gather] table.
+
+`cuda/gather.cu` runs loads at random indices of a table of each size (a power of two of bytes),
+every SM full of 256-thread blocks (a few waves), four independent loads in flight a thread; one
+launch is timed with CUDA events after a warm-up launch that also brings a table that fits into
+the L2, and the rate is gathers / elapsed, the median over `repeats` launches.
+(`opmachine.profile.gather` says what the table is for.)
+
+    python -m gpu_validate.gather --gpu h200 [--repeats 7] [--write opmachine/profiles/h200.toml]
+
+Prints one JSON object (device, driver, date, command and a row per size); `--write` puts the rates
+into that copy of the --gpu profile as its [gather] section, every other line kept.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+
+import numpy as np
+
+SIZES = tuple(1 << k for k in (20, 22, 24, 25, 26, 28, 30))  # 1 MiB .. 1 GiB: inside the L2, then well past it
+PER_THREAD = 256  # gathers per thread: about a million per SM per launch
+WAVES = 4
+
+
+def measure_gathers(profile, sizes=SIZES, repeats: int = 7, seed: int = 1) -> list[dict]:
+    """One row per table size: bytes, gathers per launch, median ns per launch and gathers a ns."""
+    from opmachine.kernels import DEFAULT_BLOCK
+
+    from . import modules
+    from .device import require_gpu
+
+    cp = require_gpu()
+    kernel = modules.function("gather")
+    grid = WAVES * profile.full_wave_grid(DEFAULT_BLOCK)
+    gathers = grid * DEFAULT_BLOCK * PER_THREAD
+    out = cp.zeros(1, dtype=cp.int32)
+    rows = []
+    for size in sizes:
+        elements = size // 4
+        table = cp.arange(elements, dtype=cp.int32)
+        args = (table, np.uint32(elements - 1), np.int32(PER_THREAD), np.uint32(seed), out)
+        times = []
+        for repeat in range(repeats + 1):
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            kernel((grid,), (DEFAULT_BLOCK,), args)
+            end.record()
+            end.synchronize()
+            if repeat:  # the first launch warms the L2 and the code
+                times.append(cp.cuda.get_elapsed_time(start, end) * 1e6)
+        ns = float(np.median(times))
+        rows.append({"bytes": int(size), "gathers": int(gathers), "ns": round(ns, 1),
+                     "per_ns": round(gathers / ns, 3)})
+        del table
+    return rows
+
+
+def gather_rates(record: dict):
+    """The profile's [gather] (opmachine.profile.GatherRates) from a measuring record."""
+    from opmachine.profile import GatherRates
+
+    rows = record["gathers"]
+    return GatherRates(tuple(r["bytes"] for r in rows), tuple(r["per_ns"] for r in rows),
+                       {key: record[key] for key in ("device", "driver", "date", "command")})
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gpu_validate.gather", description=__doc__.splitlines()[0])
+    parser.add_argument("--gpu", default="h200", help="hardware profile giving the full-wave grid (default h200)")
+    parser.add_argument("--repeats", type=int, default=7, help="timed launches per size (default 7)")
+    parser.add_argument("--write", metavar="PROFILE.toml",
+                        help="write the rates into this copy of the --gpu profile as its [gather] section")
+    args = parser.parse_args(argv)
+    from opmachine.profile import load_profile, write_gpu_gather
+    from simdmodel.errors import InputError
+
+    from .device import GpuUnavailable, device_info
+
+    if args.repeats < 1:
+        print(f"error: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)
+        return 2
+    try:
+        profile = load_profile(args.gpu, kind="gpu")
+        rows = measure_gathers(profile, repeats=args.repeats)
+        info = device_info()
+        record = {"device": info["device"], "driver": info["driver"],
+                  "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
+                  "command": "python -m gpu_validate.gather " + " ".join(sys.argv[1:] if argv is None else argv),
+                  "gathers": rows}
+        if args.write:
+            write_gpu_gather(args.write, profile, gather_rates(record))
+    except (GpuUnavailable, InputError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(record, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
