@@ -96,27 +96,6 @@ def ws_lanes(degrees):
     return total
 
 
-def scan_lanes(degrees, C):
-    """Simulate `for (i = tid; i < E; i += C)` per CTA, warp by warp, round by round."""
-    total = dict.fromkeys(FIELDS, 0)
-    for start in range(0, len(degrees), C):
-        edges = sum(degrees[start:start + C])
-        for j in range(C // W):
-            warp = dict.fromkeys(FIELDS, 0)
-            r = 0
-            while True:
-                active = [tid for tid in range(W * j, W * j + W) if tid + r * C < edges]
-                if not active:
-                    break
-                warp["warp_iterations"] += 1
-                warp["total_lanes"] += W
-                warp["useful_lanes"] += len(active)
-                warp["ua_lanes"] += W - len(active)
-                r += 1
-            _add(total, warp)
-    return total
-
-
 def _strip_mine(length, threads, phase_total):
     """`threads` lanes (warps of W) walk a list of `length` edges, `for i = tid; i < length; i += threads`:
     each warp runs a step whenever one of its lanes still has an edge."""
@@ -133,6 +112,14 @@ def _strip_mine(length, threads, phase_total):
             warp["ua_lanes"] += W - len(active)
             r += 1
         _add(phase_total, warp)
+
+
+def scan_lanes(degrees, C):
+    """Simulate `for (i = tid; i < E; i += C)` per CTA over its E concatenated edges."""
+    total = dict.fromkeys(FIELDS, 0)
+    for start in range(0, len(degrees), C):
+        _strip_mine(sum(degrees[start:start + C]), C, total)
+    return total
 
 
 def swc_phase_lanes(degrees, C):

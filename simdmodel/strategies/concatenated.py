@@ -4,6 +4,22 @@ import numba
 from .fields import WARP_SIZE
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def block_steps(first, end, first_warp, warps, s, step_warp, step_end, step_ua, step_ur):
+    """Steps of `warps` warps striding over edges[first:end], the concatenation already written: its k-th
+    32-edge block is one step of warp first_warp + k % warps. Every idle lane is UA; returns the next step."""
+    block = 0
+    for lo in range(first, end, WARP_SIZE):
+        lanes = min(WARP_SIZE, end - lo)
+        step_warp[s] = first_warp + block % warps
+        step_end[s] = lo + lanes
+        step_ua[s] = WARP_SIZE - lanes
+        step_ur[s] = 0
+        s += 1
+        block += 1
+    return s
+
+
 @numba.njit(cache=True, nogil=True)
 def concatenated_steps(starts, degrees, unit_ptr, warps, step_warp, step_end, step_ua, step_ur, edges):
     """Steps of units run by `warps` warps striding over their concatenated edges (Strategy.decompose).
@@ -20,13 +36,5 @@ def concatenated_steps(starts, degrees, unit_ptr, warps, step_warp, step_end, st
             for k in range(degrees[i]):
                 edges[e] = starts[i] + k
                 e += 1
-        block = 0
-        for lo in range(first, e, WARP_SIZE):
-            lanes = min(WARP_SIZE, e - lo)
-            step_warp[s] = u * warps + block % warps
-            step_end[s] = lo + lanes
-            step_ua[s] = WARP_SIZE - lanes
-            step_ur[s] = 0
-            s += 1
-            block += 1
+        s = block_steps(first, e, u * warps, warps, s, step_warp, step_end, step_ua, step_ur)
     return s

@@ -11,6 +11,7 @@ election of lists and the searches are overheads, not lanes.
 import numba
 import numpy as np
 
+from .concatenated import block_steps
 from .fields import WARP_SIZE
 from .registry import Geometry, Param, Strategy, register
 from .scan import DEFAULT_CTA_SIZE
@@ -75,15 +76,7 @@ def decompose(starts, degrees, unit_ptr, params, step_warp, step_end, step_ua, s
                 for k in range(degrees[i]):
                     edges[e] = starts[i] + k
                     e += 1
-        block = 0
-        for b in range(first, e, WARP_SIZE):
-            lanes = min(WARP_SIZE, e - b)
-            step_warp[s] = u * warps + block % warps
-            step_end[s] = b + lanes
-            step_ua[s] = WARP_SIZE - lanes
-            step_ur[s] = 0
-            s += 1
-            block += 1
+        s = block_steps(first, e, u * warps, warps, s, step_warp, step_end, step_ua, step_ur)
     return s
 
 
