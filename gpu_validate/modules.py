@@ -64,6 +64,12 @@ def function(name: str, instrumented: bool = False):
     return _module(file_name, instrumented, ()).get_function(entry)
 
 
+def lookup(mode: int):
+    """The compiled isolated status lookup (`cuda/lookup.cu`) of mode index `mode` (`simdmodel.lookup.MODES`)."""
+    expressions = tuple(f"lookup_status<{k}>" for k in range(4))
+    return _module("lookup.cu", False, expressions).get_function(expressions[mode])
+
+
 def expansion(mapping, instrumented: bool = False):
     """The compiled expansion kernel of `mapping` (a simdmodel Mapping)."""
     file_name, entry, template = expansion_source(mapping)

@@ -180,3 +180,67 @@ def weighted_rows(pairs, weights, n, undirected=False, drop_self_loops=False, dr
             kept.append((v, w))
         result.append(kept)
     return result
+
+
+def lookup_survivors(ids, visited, mode, grid, waves=True):
+    """Status lookup with culling (simdmodel.lookup), thread by thread: tiles of 256 ids on CTA t mod grid,
+    warps of 32 lanes as one instruction (reads before stores, the highest lane's store wins), and with
+    `waves` every store of a wave of `grid` tiles held back until the wave ends."""
+    label = set(v for v, seen in enumerate(visited) if seen)
+    mask = [0] * ((len(visited) + 7) // 8)
+    for v in label:
+        mask[v // 8] |= 1 << (v % 8)
+    history = [dict() for _ in range(grid)]
+    survivors, held = 0, []
+    tiles = (len(ids) + 255) // 256
+    for tile in range(tiles):
+        for w in range(8):
+            lanes = list(range(tile * 256 + w * 32, min(tile * 256 + w * 32 + 32, len(ids))))
+            keep = {i: True for i in lanes}
+            if mode >= 2:
+                table = {}
+                for i in lanes:  # the highest lane's id stays in each slot
+                    table[ids[i] % 128] = ids[i]
+                matched = [i for i in lanes if table[ids[i] % 128] == ids[i]]
+                owner = {}
+                for i in matched:
+                    owner[ids[i] % 128] = i
+                for i in matched:
+                    keep[i] = owner[ids[i] % 128] == i
+            stores = []
+            if mode >= 3:
+                table = history[tile % grid]
+                for i in lanes:
+                    if keep[i] and table.get(ids[i] % 256) == ids[i]:
+                        keep[i] = False
+                stores += [("history", tile % grid, ids[i]) for i in lanes if keep[i]]
+            for i in lanes:
+                if keep[i]:
+                    v = ids[i]
+                    byte = mask[v // 8]
+                    if byte & (1 << (v % 8)):
+                        keep[i] = False
+                        continue
+                    stores.append(("byte", v // 8, byte | (1 << (v % 8))))
+                    if mode >= 1 and v in label:
+                        keep[i] = False
+                    else:
+                        stores.append(("label", v, None))
+            survivors += sum(keep.values())
+            held += stores
+            if not waves:
+                held = _land(held, mask, label, history)
+        if waves and (tile % grid == grid - 1 or tile == tiles - 1):
+            held = _land(held, mask, label, history)
+    return survivors
+
+
+def _land(stores, mask, label, history):
+    for kind, where, value in stores:
+        if kind == "byte":
+            mask[where] = value
+        elif kind == "label":
+            label.add(where)
+        else:
+            history[where][value % 256] = value
+    return []

@@ -1,0 +1,187 @@
+"""Status lookup with culling (seed 001 §4.2): which vertex ids of an edge frontier a lookup lets through.
+
+A BFS's contraction inspects every id of the logical edge frontier (the adjacency lists of a level's
+frontier, concatenated in queue order) and keeps the unvisited ones. Seed 001 does it without
+atomics, so ids that race through it are false negatives: the same vertex enqueued more than once,
+and expanded again in the next round. The modes add one filter each, in this order per thread:
+
+- `bitmask`: one bit per vertex, read and set with plain byte stores (two lanes of one warp
+  instruction that set bits of the same byte keep only one of them);
+- `label`: behind an unset bit, the vertex's 4-byte label decides (safe against a clobbered bit);
+- `warp`: warp culling first: each lane hashes its id into the warp's 128-entry table in shared
+  memory, reads back, and where its id is still there writes its lane id; lanes that then read
+  another lane's id are duplicates and are culled;
+- `history`: then history culling: a CTA's 256-entry table of recently seen ids, a hit culls.
+
+The kernel (`gpu_validate/cuda/lookup.cu`) takes the edge frontier in tiles of 256 ids, tile t on
+CTA t mod grid, eight warps a tile, one full wave of CTAs. The model walks the tiles in that order,
+each warp's 32 lanes as one instruction. Within a warp it is exact given that order: the lanes of one
+instruction read the same status, and of conflicting stores to one shared word or global byte the
+highest lane's wins. Across warps it follows one documented rule, and is approximate there: the warps
+of one wave (tiles w * grid .. w * grid + grid - 1, which the resident CTAs take at once) run at the
+same time, so each sees the stores of earlier waves only; a wave's status and history stores land
+when it ends, plain byte stores in order (the last store to a byte keeps only its own bit: the
+bitmask's clobbering). `waves=False` lets every warp see all earlier warps' stores instead (no
+cross-warp race: the fewest false negatives any order gives). The ideal survivors of a level are the
+next frontier; false negatives are the rest, reported against m - n, the ids an ideal lookup culls
+over the whole traversal (seed 001 Fig. 8).
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+from .frontier import bfs
+from .graph import CSRGraph
+
+MODES = ("bitmask", "label", "warp", "history")
+"""Each mode adds its filter to the ones before it (seed 001 Fig. 8's progression)."""
+TILE = 256
+WARP = 32
+WARP_HASH = 128
+HISTORY = 256
+
+
+def mode_index(mode: str) -> int:
+    """The position of `mode` in MODES; InputError naming the known ones otherwise."""
+    try:
+        return MODES.index(mode)
+    except ValueError:
+        raise InputError(f"unknown lookup mode {mode!r} (choose {', '.join(MODES)})") from None
+
+
+@numba.njit(cache=True, nogil=True)
+def lookup_survivors(ids, visited, mode, grid, waves=True):
+    """Survivors of one lookup launch over `ids` (the edge frontier) with `visited` (bool per vertex, the
+    status before it; not modified) in mode index `mode` (MODES), `grid` CTAs (see the module docstring).
+    With `waves`, the warps of one wave (the `grid` tiles the CTAs take at once) see only the stores of
+    earlier waves: every status and history store of a wave lands when the wave ends."""
+    label = visited.copy()
+    mask = np.zeros((visited.size + 7) // 8, dtype=np.uint8)
+    for v in range(visited.size):
+        if visited[v]:
+            mask[v >> 3] |= np.uint8(1 << (v & 7))
+    history = np.full((grid, HISTORY), -1, dtype=np.int64)
+    warp_table = np.full(WARP_HASH, -1, dtype=np.int64)
+    valid = np.zeros(WARP, dtype=np.bool_)
+    matched = np.zeros(WARP, dtype=np.bool_)
+    stored = np.zeros(WARP, dtype=np.int64)  # the byte a lane stores, -1 for none
+    wave_ids = np.empty(grid * TILE, dtype=np.int64)  # a wave's pending stores: the id, its byte, kept or not
+    wave_bytes = np.empty(grid * TILE, dtype=np.int64)
+    wave_kept = np.empty(grid * TILE, dtype=np.bool_)
+    wave_history = np.empty(grid * TILE, dtype=np.int64)
+    wave_cta = np.empty(grid * TILE, dtype=np.int64)
+    pending = 0
+    pending_history = 0
+    survivors = 0
+    size = ids.size
+    tiles = (size + TILE - 1) // TILE
+    for tile in range(tiles):
+        cta = tile % grid
+        for w in range(TILE // WARP):
+            base = tile * TILE + w * WARP
+            if base >= size:
+                break
+            lanes = min(WARP, size - base)
+            for lane in range(lanes):
+                valid[lane] = True
+            if mode >= 2:  # warp culling: ids into the table, read back, lane ids where still there
+                for lane in range(lanes):
+                    warp_table[ids[base + lane] & (WARP_HASH - 1)] = ids[base + lane]
+                for lane in range(lanes):
+                    v = ids[base + lane]
+                    matched[lane] = warp_table[v & (WARP_HASH - 1)] == v
+                for lane in range(lanes):
+                    if matched[lane]:
+                        warp_table[ids[base + lane] & (WARP_HASH - 1)] = -2 - lane  # a lane id, never an id
+                for lane in range(lanes):
+                    if matched[lane] and warp_table[ids[base + lane] & (WARP_HASH - 1)] != -2 - lane:
+                        valid[lane] = False
+            if mode >= 3:  # history culling: every read of the instruction, then its stores
+                for lane in range(lanes):
+                    v = ids[base + lane]
+                    if valid[lane] and history[cta, v & (HISTORY - 1)] == v:
+                        valid[lane] = False
+                for lane in range(lanes):
+                    if valid[lane]:
+                        if waves:
+                            wave_history[pending_history] = ids[base + lane]
+                            wave_cta[pending_history] = cta
+                            pending_history += 1
+                        else:
+                            history[cta, ids[base + lane] & (HISTORY - 1)] = ids[base + lane]
+            for lane in range(lanes):  # the bit, then the label, read before any store
+                stored[lane] = -1
+                if valid[lane]:
+                    v = ids[base + lane]
+                    byte = np.int64(mask[v >> 3])
+                    if byte & (1 << (v & 7)):
+                        valid[lane] = False
+                    else:
+                        stored[lane] = byte | (1 << (v & 7))
+                        if mode >= 1 and label[v]:
+                            valid[lane] = False
+            for lane in range(lanes):  # stores: of one byte, the highest lane's wins
+                if stored[lane] >= 0:
+                    v = ids[base + lane]
+                    if waves:
+                        wave_ids[pending] = v
+                        wave_bytes[pending] = stored[lane]
+                        wave_kept[pending] = valid[lane]
+                        pending += 1
+                    else:
+                        mask[v >> 3] = np.uint8(stored[lane])
+                        if valid[lane]:
+                            label[v] = True
+            for lane in range(lanes):
+                if valid[lane]:
+                    survivors += 1
+        if waves and (cta == grid - 1 or tile == tiles - 1):  # the wave ends: its stores land
+            for k in range(pending):
+                v = wave_ids[k]
+                mask[v >> 3] = np.uint8(wave_bytes[k])  # a plain byte store: the last one lands
+                if wave_kept[k]:
+                    label[v] = True
+            for k in range(pending_history):
+                history[wave_cta[k], wave_history[k] & (HISTORY - 1)] = wave_history[k]
+            pending = 0
+            pending_history = 0
+    return survivors
+
+
+def edge_frontier(graph: CSRGraph, frontier: np.ndarray) -> np.ndarray:
+    """The ids of the frontier's adjacency lists, concatenated in queue order (int64)."""
+    indptr, indices = graph.indptr, graph.indices
+    lengths = indptr[frontier + 1] - indptr[frontier]
+    starts = np.repeat(indptr[frontier] - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+    return np.asarray(indices[starts + np.arange(lengths.sum())], dtype=np.int64)
+
+
+def lookup_table(graph: CSRGraph, source: int, grid: int, modes=MODES, waves: bool = True) -> pd.DataFrame:
+    """One row per (level, mode) of a BFS from `source`: the edge frontier's `edges`, the `ideal`
+    survivors (the next frontier), the model's `survivors` and `false_negatives` (survivors - ideal);
+    `grid` CTAs (a full wave of the GPU: its profile's `full_wave_grid(256)`)."""
+    if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 1:
+        raise InputError(f"a lookup needs a grid of at least one CTA, got {grid!r}")
+    indices = [mode_index(m) for m in modes]
+    frontiers = bfs(graph, int(source))
+    level = np.full(graph.n, -1, dtype=np.int64)
+    for depth in range(frontiers.depth):
+        level[frontiers.frontier(depth)] = depth
+    rows = []
+    for depth in range(frontiers.depth):
+        ids = edge_frontier(graph, frontiers.frontier(depth))
+        visited = (level >= 0) & (level <= depth)
+        ideal = frontiers.frontier(depth + 1).size if depth + 1 < frontiers.depth else 0
+        for mode, index in zip(modes, indices):
+            survivors = int(lookup_survivors(ids, visited, index, int(grid), waves)) if ids.size else 0
+            rows.append({"level": depth, "mode": mode, "edges": int(ids.size), "ideal": int(ideal),
+                         "survivors": survivors, "false_negatives": survivors - int(ideal)})
+    return pd.DataFrame(rows)
+
+
+def false_negative_rates(table: pd.DataFrame, n: int, m: int) -> pd.Series:
+    """Per mode, the false negatives of the whole traversal over m - n (seed 001 Fig. 8)."""
+    return table.groupby("mode", sort=False)["false_negatives"].sum() / max(m - n, 1)

@@ -1,0 +1,143 @@
+"""Status lookup with culling (simdmodel.lookup, seed 001 §4.2): hand cases, the naive twin, invariants,
+the GPU measurement's re-prediction without a GPU, and its bad input."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive
+import simdmodel as sm
+from simdmodel.errors import InputError
+from simdmodel.lookup import MODES, edge_frontier, false_negative_rates, lookup_survivors, lookup_table
+
+BITMASK, LABEL, WARP, HISTORY = range(4)
+
+
+def survivors(ids, visited, mode, grid=1, waves=True):
+    return int(lookup_survivors(np.asarray(ids, dtype=np.int64), np.asarray(visited, dtype=np.bool_), mode, grid,
+                                waves))
+
+
+def test_lanes_of_one_instruction_see_the_same_status():
+    # Three lanes of one warp look up unvisited vertex 5: all see it unvisited and all pass, in every
+    # order, unless warp culling keeps only the lane that owns its slot.
+    unvisited = [False] * 8
+    for mode in (BITMASK, LABEL):
+        assert survivors([5, 5, 5], unvisited, mode) == survivors([5, 5, 5], unvisited, mode, waves=False) == 3
+    assert survivors([5, 5, 5], unvisited, WARP) == 1
+    # Ids 5 and 133 share the warp table's slot 5: 133 (the higher lane) owns it, so both 5s pass
+    # warp culling and only one 133 survives it.
+    assert survivors([5, 133, 5, 133], [False] * 134, WARP) == 3
+
+
+def test_warps_of_one_wave_miss_each_others_stores():
+    # Vertex 7 in lane 0 of warp 0 and of warp 1 (32 ids apart), one tile: the same wave, so both pass;
+    # with every warp seeing the warps before it, the second is culled by the label.
+    ids = [7] + [0] * 31 + [7]
+    visited = [True] + [False] * 7
+    assert survivors(ids, visited, LABEL) == 2 and survivors(ids, visited, LABEL, waves=False) == 1
+    # A tile of the next wave (grid 1: tile 1 is wave 1) sees it.
+    assert survivors([7] + [0] * 255 + [7], visited, LABEL) == 1
+
+
+def test_a_clobbered_bit_lets_a_visited_vertex_through_the_bitmask_only():
+    # Vertices 0 and 1 (one byte) are found by lanes 0 and 1 of one warp: lane 1's byte store wins, so
+    # bit 0 is lost. A later wave's lookup of 0 passes the bitmask alone; the label catches it.
+    ids = [0, 1] + [2] * 254 + [0]
+    visited = [False, False, True]
+    assert survivors(ids, visited, BITMASK) == 3 and survivors(ids, visited, LABEL) == 2
+
+
+def test_history_culls_an_id_its_cta_saw_in_an_earlier_wave():
+    # Vertex 9 unvisited in tile 0 and tile 2, both on CTA 0 of a 2-CTA grid (waves 0 and 1): the
+    # history of CTA 0 holds it, so the second is culled before the status is read.
+    ids = [9] + [1] * 511 + [9]
+    visited = [False] + [True] * 9
+    visited[9] = False
+    assert survivors(ids, visited, HISTORY, grid=2) == 1
+    # Without history the label culls it too: the first wave's store has landed.
+    assert survivors(ids, visited, WARP, grid=2) == 1
+
+
+small_ids = st.lists(st.integers(0, 299), min_size=1, max_size=1200)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ids=small_ids, seen=st.sets(st.integers(0, 299), max_size=150), grid=st.integers(1, 3),
+       waves=st.booleans())
+def test_matches_the_naive_lookup_in_every_mode(ids, seen, grid, waves):
+    visited = [v in seen for v in range(300)]
+    for mode in range(4):
+        assert survivors(ids, visited, mode, grid, waves) == naive.lookup_survivors(ids, visited, mode, grid, waves)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ids=small_ids, seen=st.sets(st.integers(0, 299), max_size=150), grid=st.integers(1, 3),
+       waves=st.booleans())
+def test_each_filter_lets_through_no_more_and_every_new_vertex_at_least_once(ids, seen, grid, waves):
+    visited = [v in seen for v in range(300)]
+    counts = [survivors(ids, visited, mode, grid, waves) for mode in range(4)]
+    new = [v for v in ids if v not in seen]
+    assert counts[0] >= counts[1] >= counts[2] >= counts[3] >= len(set(new))
+    assert counts[1] <= len(new)
+
+
+def test_a_bfs_table_has_the_next_frontier_as_its_ideal_and_rates_over_m_minus_n():
+    graph = sm.load_graph("grid2d:side=30")
+    table = lookup_table(graph, 0, grid=4)
+    frontiers = sm.bfs(graph, 0)
+    assert table["mode"].tolist()[:4] == list(MODES)
+    by_level = table[table["mode"] == "label"].set_index("level")
+    assert by_level["ideal"].tolist() == [frontiers.frontier(d + 1).size for d in range(frontiers.depth - 1)] + [0]
+    assert by_level["edges"].tolist() == [edge_frontier(graph, frontiers.frontier(d)).size
+                                          for d in range(frontiers.depth)]
+    assert (table["false_negatives"] >= 0).all()
+    rates = false_negative_rates(table, graph.n, graph.m)
+    assert rates["label"] == table[table["mode"] == "label"]["false_negatives"].sum() / (graph.m - graph.n)
+    with pytest.raises(InputError, match="unknown lookup mode 'atomic'"):
+        lookup_table(graph, 0, grid=4, modes=("atomic",))
+    with pytest.raises(InputError, match="grid of at least one CTA"):
+        lookup_table(graph, 0, grid=0)
+
+
+def test_an_earlier_gpu_run_is_predicted_again_without_a_gpu(tmp_path):
+    # A measured folder whose "measurements" are the wave model's own counts: the re-prediction writes
+    # false-negative rates equal to them, and the sequential model's beside them.
+    from gpu_validate.lookup import main
+
+    graph = sm.load_graph("grid2d:side=20")
+    table = lookup_table(graph, 0, grid=2)
+    measured = table.rename(columns={"survivors": "measured"}).drop(columns="false_negatives")
+    measured = measured.assign(graph=graph.name, source=0, measured_min=measured["measured"],
+                               measured_max=measured["measured"])
+    measured.to_csv(tmp_path / "lookup.csv.gz", index=False)
+    (tmp_path / "summary.json").write_text(json.dumps({"device": "test", "grid": 2, "command": "by hand"}))
+    assert main(["--measured", str(tmp_path)]) == 0
+    record = json.loads((tmp_path / "summary.json").read_text())
+    for row in record["rows"]:
+        assert row["fn_rate_predicted"] == pytest.approx(row["fn_rate_measured"])
+        assert row["fn_rate_predicted_sequential"] <= row["fn_rate_predicted"] + 1e-12
+    assert set(pd.read_csv(tmp_path / "lookup.csv.gz")["predicted"]) <= set(table["survivors"])
+
+
+def test_a_folder_that_is_no_lookup_run_is_one_line(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "gpu_validate.lookup", "--measured", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "not a lookup run's folder" in done.stderr
+
+
+def test_the_committed_h200_run_agrees_with_the_wave_model_within_a_point_of_m_minus_n():
+    from pathlib import Path
+
+    record = json.loads((Path(__file__).parent.parent / "gpu_validate" / "results" / "nvidia-h200-lookup"
+                         / "summary.json").read_text())
+    assert record["device"] == "NVIDIA H200" and len(record["rows"]) == 24
+    for row in record["rows"]:
+        assert abs(row["fn_rate_predicted"] - row["fn_rate_measured"]) <= 0.003, row
