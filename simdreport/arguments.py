@@ -111,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _opm_parser(commands)
     _recommend_parser(commands)
+    _lookup_parser(commands)
     _validate_parser(commands)
     _report_parser(commands)
     _sweep_parser(commands)
@@ -234,6 +235,22 @@ def _opm_parser(commands) -> None:
     _output(opm)
     _graph_options(opm)
     _common(opm)
+
+
+def _lookup_parser(commands) -> None:
+    lookup = commands.add_parser("lookup", help="status lookup with culling: the ids a lookup without atomics lets "
+                                 "through (seed 001 Fig. 8)")
+    _spec_and_sources(lookup, 1, "the first K seeded random sources (default 1)")
+    lookup.add_argument("--gpu", help="GPU profile whose full wave of 256-thread CTAs runs the lookup (default: this "
+                        "machine's GPU's measured profile, else h200)")
+    lookup.add_argument("--modes", type=_name_list, default=None,
+                        help="lookup modes, each adding its filter: bitmask, label, warp, history (default: all)")
+    lookup.add_argument("--race-free", action="store_true",
+                        help="every warp sees every earlier warp's stores (default: the warps of one wave run at once)")
+    lookup.add_argument("--per-level", action="store_true", help="one row per source, level and mode")
+    _output(lookup)
+    _graph_options(lookup)
+    _common(lookup)
 
 
 def _recommend_parser(commands) -> None:

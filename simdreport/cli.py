@@ -96,6 +96,8 @@ def _dispatch(args) -> int:
         return _run_opm(args)
     if args.command == "recommend":
         return _run_recommend(args)
+    if args.command == "lookup":
+        return _run_lookup(args)
     if args.command == "validate":
         return _run_validate(args)
     if args.command == "report":
@@ -306,6 +308,61 @@ def _run_recommend(args) -> int:
                                 lambda i, count, label: line(f"[{i}/{count}] predicting {label}")))
     header = settings_line(profile, choice, L2_MODEL, warm_l2, TIME_MODEL)
     emit(render_ranking(ranking, fmt, args.per_level, header), args.out)
+    return 0
+
+
+def _run_lookup(args) -> int:
+    import pandas as pd
+
+    from opmachine.kernels import DEFAULT_BLOCK
+    from opmachine.profile import load_profile
+
+    from simdmodel.errors import InputError
+    from simdmodel.frontier import check_source, pick_sources
+    from simdmodel.lookup import MODES, lookup_table, mode_index
+    from simdmodel.render import emit, records
+
+    from .defaults import choose_gpu
+
+    modes = tuple(args.modes) if args.modes else MODES
+    for mode in modes:
+        mode_index(mode)
+    if len(set(modes)) != len(modes):
+        raise InputError(f"--modes lists a mode twice: {','.join(modes)}")
+    choice = choose_gpu(args.gpu)
+    profile = load_profile(choice.profile, kind="gpu")
+    grid = profile.full_wave_grid(DEFAULT_BLOCK)
+    fmt = _output_format(args)
+    graph = _load(args)
+    if args.source is not None:
+        sources = [check_source(graph, args.source)]
+    else:
+        sources = [int(s) for s in pick_sources(graph, args.sources, args.seed)]
+    table = pd.concat([lookup_table(graph, s, grid, modes, waves=not args.race_free).assign(source=s)
+                       for s in sources], ignore_index=True)
+    table = table[["source", "level", "mode", "edges", "ideal", "survivors", "false_negatives"]]
+    ideal_culled = max(graph.m - graph.n, 1)
+    summary = table.groupby("mode", sort=False)[["edges", "ideal", "survivors", "false_negatives"]].sum().reset_index()
+    summary["fn_rate"] = summary["false_negatives"] / (ideal_culled * len(sources))
+    shown = table if args.per_level else summary
+    rule = "race-free (every warp sees the warps before it)" if args.race_free else \
+        "the warps of one wave run at once and see only earlier waves' stores"
+    header = (f"graph {graph.name}: n={graph.n:,} m={graph.m:,}; {len(sources)} source(s) "
+              f"({', '.join(map(str, sources[:5]))}{', ...' if len(sources) > 5 else ''})\n"
+              f"profile {profile.name}: one wave of {grid} CTAs of {DEFAULT_BLOCK} threads; across warps: {rule}\n")
+    if fmt == "csv":
+        text = shown.to_csv(index=False, float_format="%.6g")
+    elif fmt == "json":
+        text = json.dumps({"graph": graph.name, "n": graph.n, "m": graph.m, "sources": sources, "profile": profile.name,
+                           "grid": grid, "race_free": args.race_free, "rows": records(shown)}, indent=2) + "\n"
+    else:
+        display = shown.copy()
+        if "fn_rate" in display:
+            display["fn_rate"] = display["fn_rate"].map(lambda x: f"{100 * x:.3f}%")
+        text = (header + display.to_string(index=False) + "\n"
+                + "fn_rate: false negatives (ids let through beyond the next frontier) over m - n, the ids an ideal "
+                  "lookup culls, per source\n")
+    emit(text, args.out)
     return 0
 
 

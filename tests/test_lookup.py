@@ -141,3 +141,34 @@ def test_the_committed_h200_run_agrees_with_the_wave_model_within_a_point_of_m_m
     assert record["device"] == "NVIDIA H200" and len(record["rows"]) == 24
     for row in record["rows"]:
         assert abs(row["fn_rate_predicted"] - row["fn_rate_measured"]) <= 0.003, row
+
+
+def test_the_lookup_command_prints_rates_and_writes_csv_and_json(tmp_path, capsys):
+    from simdreport.cli import main
+
+    assert main(["lookup", "grid2d:side=30", "--modes", "label,warp", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "one wave of 1056 CTAs of 256 threads" in out and "fn_rate" in out
+    graph = sm.load_graph("grid2d:side=30")
+    source = int(sm.pick_sources(graph, 1, 1)[0])
+    expected = lookup_table(graph, source, grid=1056, modes=("label", "warp"))
+    assert main(["lookup", "grid2d:side=30", "--modes", "label,warp", "--per-level", "--out",
+                 str(tmp_path / "levels.csv"), "--quiet"]) == 0
+    levels = pd.read_csv(tmp_path / "levels.csv")
+    assert levels["survivors"].tolist() == expected["survivors"].tolist()
+    assert main(["lookup", "grid2d:side=30", "--race-free", "--out", str(tmp_path / "sum.json"), "--quiet"]) == 0
+    record = json.loads((tmp_path / "sum.json").read_text())
+    assert record["race_free"] and [r["mode"] for r in record["rows"]] == list(MODES)
+    race_free = lookup_table(graph, source, grid=1056, waves=False)
+    assert [r["survivors"] for r in record["rows"]] == race_free.groupby("mode", sort=False)["survivors"].sum().tolist()
+
+
+@pytest.mark.parametrize("args, message", [(["--modes", "atomic"], "unknown lookup mode 'atomic'"),
+                                           (["--modes", "warp,warp"], "--modes lists a mode twice"),
+                                           (["--source", "99999"], "source")])
+def test_bad_lookup_options_are_one_line(args, message, capsys):
+    from simdreport.cli import main
+
+    assert main(["lookup", "grid2d:side=30", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
