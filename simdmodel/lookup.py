@@ -53,16 +53,10 @@ def mode_index(mode: str) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
-def lookup_survivors(ids, visited, mode, grid, waves=True):
-    """Survivors of one lookup launch over `ids` (the edge frontier) with `visited` (bool per vertex, the
-    status before it; not modified) in mode index `mode` (MODES), `grid` CTAs (see the module docstring).
-    With `waves`, the warps of one wave (the `grid` tiles the CTAs take at once) see only the stores of
-    earlier waves: every status and history store of a wave lands when the wave ends."""
-    label = visited.copy()
-    mask = np.zeros((visited.size + 7) // 8, dtype=np.uint8)
-    for v in range(visited.size):
-        if visited[v]:
-            mask[v >> 3] |= np.uint8(1 << (v & 7))
+def lookup_launch(ids, label, mask, mode, grid, waves, kept):
+    """One lookup launch over `ids` that updates the status it finds (`label`, bool per vertex, and
+    `mask`, its bitmask bytes) as the launch leaves them, and writes the ids that pass to `kept` in
+    the order their lanes run; returns how many (see `lookup_survivors`)."""
     history = np.full((grid, HISTORY), -1, dtype=np.int64)
     warp_table = np.full(WARP_HASH, -1, dtype=np.int64)
     valid = np.zeros(WARP, dtype=np.bool_)
@@ -137,6 +131,7 @@ def lookup_survivors(ids, visited, mode, grid, waves=True):
                             label[v] = True
             for lane in range(lanes):
                 if valid[lane]:
+                    kept[survivors] = ids[base + lane]
                     survivors += 1
         if waves and (cta == grid - 1 or tile == tiles - 1):  # the wave ends: its stores land
             for k in range(pending):
@@ -149,6 +144,22 @@ def lookup_survivors(ids, visited, mode, grid, waves=True):
             pending = 0
             pending_history = 0
     return survivors
+
+
+def status_arrays(visited: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The label (a copy of `visited`) and bitmask bytes of a status where `visited` vertices are set."""
+    visited = np.asarray(visited, dtype=np.bool_)
+    return visited.copy(), np.packbits(visited, bitorder="little")
+
+
+def lookup_survivors(ids, visited, mode: int, grid: int, waves: bool = True) -> int:
+    """Survivors of one lookup launch over `ids` (the edge frontier) with `visited` (bool per vertex, the
+    status before it; not modified) in mode index `mode` (MODES), `grid` CTAs (see the module docstring).
+    With `waves`, the warps of one wave (the `grid` tiles the CTAs take at once) see only the stores of
+    earlier waves: every status and history store of a wave lands when the wave ends."""
+    label, mask = status_arrays(visited)
+    ids = np.asarray(ids, dtype=np.int64)
+    return int(lookup_launch(ids, label, mask, int(mode), int(grid), bool(waves), np.empty(ids.size, dtype=np.int64)))
 
 
 def edge_frontier(graph: CSRGraph, frontier: np.ndarray) -> np.ndarray:
