@@ -24,25 +24,16 @@ import numpy as np
 import pandas as pd
 
 
-def _levels(graph, source: int):
-    """The BFS frontiers from `source` and each vertex's level (-1 unreached)."""
-    import simdmodel as sm
-
-    frontiers = sm.bfs(graph, int(source))
-    level = np.full(graph.n, -1, dtype=np.int64)
-    for depth in range(frontiers.depth):
-        level[frontiers.frontier(depth)] = depth
-    return frontiers, level
-
-
 def predict(table: pd.DataFrame, graph, grid: int) -> pd.DataFrame:
     """`table` (one graph's rows) with `predicted` (the wave model) and `predicted_sequential` (no
     cross-warp race) survivors of each (source, level, mode)."""
+    import simdmodel as sm
     from simdmodel.lookup import edge_frontier, lookup_survivors, mode_index
 
     out = table.copy()
     for source, rows in table.groupby("source", sort=False):
-        frontiers, level = _levels(graph, int(source))
+        frontiers = sm.bfs(graph, int(source))
+        level = frontiers.levels
         for depth, cases in rows.groupby("level", sort=False):
             ids = edge_frontier(graph, frontiers.frontier(int(depth)))
             visited = (level >= 0) & (level <= depth)
@@ -55,6 +46,7 @@ def predict(table: pd.DataFrame, graph, grid: int) -> pd.DataFrame:
 
 def measure_lookup(graph, source: int, profile, repeats: int) -> pd.DataFrame:
     """One row per (level, mode): edges, ideal and measured survivors (median, min, max)."""
+    import simdmodel as sm
     from opmachine.kernels import DEFAULT_BLOCK
     from simdmodel.lookup import MODES, edge_frontier
 
@@ -63,7 +55,8 @@ def measure_lookup(graph, source: int, profile, repeats: int) -> pd.DataFrame:
 
     cp = require_gpu()
     grid = profile.full_wave_grid(DEFAULT_BLOCK)
-    frontiers, level = _levels(graph, source)
+    frontiers = sm.bfs(graph, int(source))
+    level = frontiers.levels
     counter = cp.zeros(1, dtype=cp.uint64)
     rows = []
     for depth in range(frontiers.depth):
@@ -91,14 +84,18 @@ def measure_lookup(graph, source: int, profile, repeats: int) -> pd.DataFrame:
 
 
 def summarize(table: pd.DataFrame, n: int, m: int) -> list[dict]:
-    """Per (graph, mode): false negatives over m - n, predicted and measured (median, min, max runs)."""
+    """Per (graph, mode): false negatives over m - n (`simdmodel.lookup.false_negative_rates`), predicted
+    by both models and measured (median, and the min and max runs)."""
+    from simdmodel.lookup import false_negative_rates
+
     out = []
-    ideal_culled = max(m - n, 1)
-    for (graph, mode), rows in table.groupby(["graph", "mode"], sort=False):
-        fn = {key: float((rows[key] - rows["ideal"]).sum()) / ideal_culled
-              for key in ("predicted", "predicted_sequential", "measured", "measured_min", "measured_max")}
-        out.append({"graph": graph, "mode": mode, "edges": int(rows["edges"].sum()), "ideal": int(rows["ideal"].sum()),
-                    **{f"fn_rate_{key}": value for key, value in fn.items()}})
+    for graph, rows in table.groupby("graph", sort=False):
+        totals = rows.groupby("mode", sort=False)[["edges", "ideal"]].sum()
+        rates = {key: false_negative_rates(rows, n, m, key)
+                 for key in ("predicted", "predicted_sequential", "measured", "measured_min", "measured_max")}
+        out += [{"graph": graph, "mode": mode, "edges": int(totals.loc[mode, "edges"]),
+                 "ideal": int(totals.loc[mode, "ideal"]), **{f"fn_rate_{k}": float(v[mode]) for k, v in rates.items()}}
+                for mode in totals.index]
     return out
 
 
@@ -150,9 +147,12 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     record["rows"] = rows
+    from simdmodel.atomic import atomic_path, write_text
+
     out.mkdir(parents=True, exist_ok=True)
-    pd.concat(tables, ignore_index=True).to_csv(out / "lookup.csv.gz", index=False)
-    (out / "summary.json").write_text(json.dumps(record, indent=1) + "\n")
+    with atomic_path(out / "lookup.csv.gz") as temp:  # same table, same bytes
+        pd.concat(tables, ignore_index=True).to_csv(temp, index=False, compression={"method": "gzip", "mtime": 0})
+    write_text(out / "summary.json", json.dumps(record, indent=1) + "\n")
     print(pd.DataFrame(rows).to_string(index=False))
     return 0
 

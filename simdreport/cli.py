@@ -171,6 +171,15 @@ def _load(args):
                       drop_duplicates=args.drop_duplicates, read_options=read_options(args))
 
 
+def _sources(args, graph) -> list[int]:
+    """--source V (checked), else the first --sources K of the seeded sequence."""
+    from simdmodel.frontier import check_source, pick_sources
+
+    if args.source is not None:
+        return [check_source(graph, args.source)]
+    return [int(s) for s in pick_sources(graph, args.sources, args.seed)]
+
+
 def read_options(args):
     """The reader options of the CLI's graph-loading flags (None when none is given)."""
     from simdmodel.readers.options import ReadOptions
@@ -182,17 +191,13 @@ def read_options(args):
 
 def _run_analyze(args) -> int:
     from simdmodel import render
-    from simdmodel.frontier import check_source, pick_sources
     from simdmodel.strategies import mappings
     from simdmodel.lanes import analyze
 
     chosen = mappings(args.strategies, args.group_sizes, args.cta_size)
     fmt = _output_format(args)
     graph = _load(args)
-    if args.source is not None:
-        sources = [check_source(graph, args.source)]
-    else:
-        sources = pick_sources(graph, args.sources, args.seed)
+    sources = _sources(args, graph)
     result = analyze(graph, sources, chosen, args.order, progress=_progress(args))
     text = render.render_analysis(result, fmt, args.per_level, cta_size=args.cta_size)
     render.emit(text, args.out)
@@ -282,7 +287,6 @@ def _run_recommend(args) -> int:
     from opmachine.recommend import rank_mappings
     from opmachine.render import render_ranking
 
-    from simdmodel.frontier import check_source, pick_sources
     from simdmodel.render import emit
 
     from .defaults import L2_MODEL, TIME_MODEL, choose_gpu, settings_line
@@ -296,10 +300,7 @@ def _run_recommend(args) -> int:
             parse_kernel(name)
     fmt = _output_format(args)
     graph = _load(args)
-    if args.source is not None:
-        sources = [check_source(graph, args.source)]
-    else:
-        sources = [int(s) for s in pick_sources(graph, args.sources, args.seed)]
+    sources = _sources(args, graph)
     line = _progress_line(args)
     warm_l2 = not args.cold_l2
     ranking = rank_mappings(graph, sources, profile, args.kernels, l2_model=L2_MODEL, warm_l2=warm_l2,
@@ -318,8 +319,7 @@ def _run_lookup(args) -> int:
     from opmachine.profile import load_profile
 
     from simdmodel.errors import InputError
-    from simdmodel.frontier import check_source, pick_sources
-    from simdmodel.lookup import MODES, lookup_table, mode_index
+    from simdmodel.lookup import MODES, false_negative_rates, lookup_table, mode_index
     from simdmodel.render import emit, records
 
     from .defaults import choose_gpu
@@ -334,16 +334,12 @@ def _run_lookup(args) -> int:
     grid = profile.full_wave_grid(DEFAULT_BLOCK)
     fmt = _output_format(args)
     graph = _load(args)
-    if args.source is not None:
-        sources = [check_source(graph, args.source)]
-    else:
-        sources = [int(s) for s in pick_sources(graph, args.sources, args.seed)]
+    sources = _sources(args, graph)
     table = pd.concat([lookup_table(graph, s, grid, modes, waves=not args.race_free).assign(source=s)
                        for s in sources], ignore_index=True)
     table = table[["source", "level", "mode", "edges", "ideal", "survivors", "false_negatives"]]
-    ideal_culled = max(graph.m - graph.n, 1)
     summary = table.groupby("mode", sort=False)[["edges", "ideal", "survivors", "false_negatives"]].sum().reset_index()
-    summary["fn_rate"] = summary["false_negatives"] / (ideal_culled * len(sources))
+    summary["fn_rate"] = false_negative_rates(table, graph.n, graph.m).to_numpy()
     shown = table if args.per_level else summary
     rule = "race-free (every warp sees the warps before it)" if args.race_free else \
         "the warps of one wave run at once and see only earlier waves' stores"

@@ -96,6 +96,11 @@ def compress(folder: Path, threshold_bytes: int = 1 << 20) -> None:
             path.unlink()
 
 
+def kernel_flags(kernels) -> list[str]:
+    """The --kernels option that names `kernels` in a recorded command, none for the suite's own."""
+    return [] if tuple(kernels) == VALIDATION_KERNELS else ["--kernels", ",".join(kernels)]
+
+
 def compare_graph(folder: Path, graph: SuiteGraph, l2_model: str, quiet: bool, meta: dict | None = None,
                   kernels=VALIDATION_KERNELS) -> None:
     """Predict and compare one graph's measurements in `folder`, writing the comparison there (`meta`:
@@ -104,9 +109,9 @@ def compare_graph(folder: Path, graph: SuiteGraph, l2_model: str, quiet: bool, m
 
     # the `simdmodel validate` command that does the same, recorded in the graph's summary.json
     spec = graph.spec if recorded_name(graph) == graph.spec else f"{GRAPHS_DIR}/{recorded_name(graph)}"
-    chosen = [] if tuple(kernels) == VALIDATION_KERNELS else ["--kernels", ",".join(kernels)]
-    command = " ".join(["simdmodel", *map(shlex.quote, ["validate", spec, *loader_flags(graph), *chosen, "--measured",
-                                                        str(folder), "--l2", l2_model, "--out", str(folder)])])
+    command = " ".join(["simdmodel", *map(shlex.quote, ["validate", spec, *loader_flags(graph), *kernel_flags(kernels),
+                                                        "--measured", str(folder), "--l2", l2_model, "--out",
+                                                        str(folder)])])
     validate_graph(graph.load, list(kernels), None, None, out=folder, measured_dir=folder,
                    l2_model=l2_model, command=command, progress=not quiet and sys.stderr.isatty(), meta=meta)
 
@@ -124,8 +129,7 @@ def compare_all(directory: Path, graphs, l2_model: str, quiet: bool, reuse: bool
     graphs = [g if isinstance(g, SuiteGraph) else SuiteGraph(g, g, "") for g in graphs]  # specs welcome too
     names = ",".join(map(folder_name, graphs))
     if command is None:
-        chosen = [] if tuple(kernels) == VALIDATION_KERNELS else ["--kernels", ",".join(kernels)]
-        command = stage_command(["compare", directory, "--graphs", names, *chosen, "--l2", l2_model,
+        command = stage_command(["compare", directory, "--graphs", names, *kernel_flags(kernels), "--l2", l2_model,
                                  *(["--reuse"] * reuse)])
     run = {"code_version": code_version(exclude=[directory]), "compare_command": command}  # before any write
     pooled: dict[str, list] = {}
