@@ -1,8 +1,9 @@
 """Traversal rate of the GPU BFS kernels beside the device's physical bound (needs a GPU).
 
 For each graph and kernel, a BFS from each of `--sources` seeded sources (Graph500 style: at least
-8), its launches timed back to back as the validation times them (`GpuBfs.time_bfs`, median of
-`--repeats` after a warm-up, levels checked against the CPU BFS after every run). GTEPS = edges of
+8), its launches timed back to back as the validation times them (`GpuBfs.time_bfs`, or
+`GpuCoupledBfs.time_bfs` for seed 001's couplings: median of `--repeats` after a warm-up, levels
+checked against the CPU BFS after every run). GTEPS = edges of
 the traversed component (the out-edges of the reached vertices) / the BFS's time; the median over
 the sources is printed with its range, beside the bound (`gpu_validate.validate.traversal_bounds`:
 streaming the row offsets and column indices at the profile's DRAM bandwidth, and one status
@@ -11,6 +12,10 @@ and its speed relative to the fastest kernel on that graph.
 
     python bench/bench_gteps.py [--graphs SPEC;SPEC] [--kernels scan,sm-32,swc] [--sources 8]
         [--repeats 3] [--gpu PROFILE] [--json OUT]
+
+The kernels: `topo`, the mappings of the two-launch BFS (`sm-S`, `ws`, `scan`, `swc`), and seed
+001's couplings (`expand-contract`, `contract-expand`, `two-phase`, `hybrid`, each with an optional
+lookup mode: `hybrid-history`).
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ import numpy as np
 
 GRAPHS = ("rmat:scale=21,ef=16", "kron:scale=20,ef=16", "random:n=2000000,m=32000000", "grid2d:side=1400",
           "mesh6:side=1000", "delaunay:n=1000000")
-KERNELS = ("topo", "sm-8", "sm-32", "ws", "scan", "swc")
+KERNELS = ("topo", "sm-8", "sm-32", "ws", "scan", "swc", "expand-contract", "contract-expand", "two-phase", "hybrid")
 
 
 def main(argv=None) -> int:
@@ -40,6 +45,8 @@ def main(argv=None) -> int:
     import opmachine as om
     import simdmodel as sm
     from gpu_validate.bfs import GpuBfs
+    from gpu_validate.couplings import GpuCoupledBfs
+    from simdmodel.couplings import is_coupling, parse_coupling
     from gpu_validate.device import device_info, profile_for_device
     from gpu_validate.validate import traversal_bounds
 
@@ -55,7 +62,8 @@ def main(argv=None) -> int:
         bounds = {k: float(np.median(v)) for k, v in
                   traversal_bounds(traversed, graph.n, graph.m, profile.dram_bandwidth_gbs, profile.gather).items()}
         for label in args.kernels.split(","):
-            gpu = GpuBfs(graph, om.parse_kernel(label), profile)
+            gpu = GpuCoupledBfs(graph, parse_coupling(label), profile) if is_coupling(label) \
+                else GpuBfs(graph, om.parse_kernel(label), profile)
             rates = [edges[s] / gpu.time_bfs(s, repeats=args.repeats)["time_ns"].sum() for s in sources]
             row = {"graph": spec, "kernel": label, "gteps": float(np.median(rates)), "gteps_min": min(rates),
                    "gteps_max": max(rates), "edges": float(np.median(traversed)), **bounds}
@@ -68,7 +76,7 @@ def main(argv=None) -> int:
               "sources)", flush=True)
         for row in (r for r in rows if r["graph"] == spec):
             row["vs_fastest"] = row["gteps"] / best
-            print(f"  {row['kernel']:>6} {row['gteps']:8.2f} GTEPS ({row['gteps_min']:.2f}..{row['gteps_max']:.2f}) "
+            print(f"  {row['kernel']:>15} {row['gteps']:8.2f} GTEPS ({row['gteps_min']:.2f}..{row['gteps_max']:.2f}) "
                   f"{row['fraction_of_bound']:6.1%} of bound, {row['vs_fastest']:.2f}x the fastest", flush=True)
     if args.json:
         record = {"device": info["device"], "driver": info["driver"],

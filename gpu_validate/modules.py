@@ -66,8 +66,24 @@ def function(name: str, instrumented: bool = False):
 
 def lookup(mode: int):
     """The compiled isolated status lookup (`cuda/lookup.cu`) of mode index `mode` (`simdmodel.lookup.MODES`)."""
-    expressions = tuple(f"lookup_status<{k}>" for k in range(4))
+    expressions = tuple(f"lookup_status<{k}>" for k in range(5))
     return _module("lookup.cu", False, expressions).get_function(expressions[mode])
+
+
+COUPLING_KERNELS = {"expand": "couple_expand", "pieces": "couple_copy_pieces", "contract": "couple_contract",
+                    "expand-contract": "couple_expand_contract", "contract-expand": "couple_contract_expand",
+                    "lookup-pieces": "couple_lookup_pieces"}
+"""The kernel of each launch phase of a coupled BFS (`cuda/couplings.cu`); all but the first two are
+templates over the lookup mode index (1..4, `simdmodel.couplings.COUPLING_MODES`); `lookup-pieces`
+runs the pieces of an expand-contract launch."""
+
+
+def coupling(phase: str, mode: int, instrumented: bool = False):
+    """The compiled kernel of coupled-BFS launch `phase` with lookup mode index `mode`."""
+    names = list(COUPLING_KERNELS.values())
+    expressions = (*names[:2], *(f"{name}<{m}>" for name in names[2:] for m in range(1, 5)))
+    entry = COUPLING_KERNELS[phase] if phase in ("expand", "pieces") else f"{COUPLING_KERNELS[phase]}<{mode}>"
+    return _module("couplings.cu", instrumented, expressions).get_function(entry)
 
 
 def expansion(mapping, instrumented: bool = False):

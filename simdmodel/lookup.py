@@ -11,7 +11,10 @@ and expanded again in the next round. The modes add one filter each, in this ord
 - `warp`: warp culling first: each lane hashes its id into the warp's 128-entry table in shared
   memory, reads back, and where its id is still there writes its lane id; lanes that then read
   another lane's id are duplicates and are culled;
-- `history`: then history culling: a CTA's 256-entry table of recently seen ids, a hit culls.
+- `history`: then history culling: a CTA's 256-entry table of recently seen ids, a hit culls;
+- `atomic`: both culling heuristics, and behind an unset bit the label is claimed with an atomic
+  compare-and-swap instead of a plain read and store: no id of an unvisited vertex gets through
+  twice (seed 001 §4.2: atomic updates yield zero false negatives), at one atomic per claim.
 
 The kernel (`gpu_validate/cuda/lookup.cu`) takes the edge frontier in tiles of 256 ids, tile t on
 CTA t mod grid, eight warps a tile, one full wave of CTAs. The model walks the tiles in that order,
@@ -36,8 +39,12 @@ from .errors import InputError
 from .frontier import bfs
 from .graph import CSRGraph
 
-MODES = ("bitmask", "label", "warp", "history")
-"""Each mode adds its filter to the ones before it (seed 001 Fig. 8's progression)."""
+MODES = ("bitmask", "label", "warp", "history", "atomic")
+"""Each mode adds its filter to the ones before it (seed 001 Fig. 8's progression), `atomic` makes the
+label's test-and-set one atomic operation."""
+ATOMIC = MODES.index("atomic")
+STATUS_ACCESSES = ("mask_read", "label_read", "mask_write", "label_write")
+"""The global status accesses a lookup counts (`lookup_launch`'s `accesses`), one word or byte each."""
 TILE = 256
 WARP = 32
 WARP_HASH = 128
@@ -53,10 +60,12 @@ def mode_index(mode: str) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
-def lookup_launch(ids, label, mask, mode, grid, waves, kept):
+def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses):
     """One lookup launch over `ids` that updates the status it finds (`label`, bool per vertex, and
     `mask`, its bitmask bytes) as the launch leaves them, and writes the ids that pass to `kept` in
-    the order their lanes run; returns how many (see `lookup_survivors`)."""
+    the order their lanes run; returns how many (see `lookup_survivors`). Adds its global status
+    accesses to `accesses` (STATUS_ACCESSES order: bitmask bytes read, labels read, bitmask bytes
+    stored, labels stored)."""
     history = np.full((grid, HISTORY), -1, dtype=np.int64)
     warp_table = np.full(WARP_HASH, -1, dtype=np.int64)
     valid = np.zeros(WARP, dtype=np.bool_)
@@ -111,15 +120,21 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept):
                 if valid[lane]:
                     v = ids[base + lane]
                     byte = np.int64(mask[v >> 3])
+                    accesses[0] += 1
                     if byte & (1 << (v & 7)):
                         valid[lane] = False
                     else:
                         stored[lane] = byte | (1 << (v & 7))
+                        accesses[1] += mode >= 1
                         if mode >= 1 and label[v]:
                             valid[lane] = False
+                        elif mode >= ATOMIC:  # the compare-and-swap claims the label at once
+                            label[v] = True
             for lane in range(lanes):  # stores: of one byte, the highest lane's wins
                 if stored[lane] >= 0:
                     v = ids[base + lane]
+                    accesses[2] += 1
+                    accesses[3] += valid[lane]
                     if waves:
                         wave_ids[pending] = v
                         wave_bytes[pending] = stored[lane]
@@ -159,7 +174,8 @@ def lookup_survivors(ids, visited, mode: int, grid: int, waves: bool = True) -> 
     earlier waves: every status and history store of a wave lands when the wave ends."""
     label, mask = status_arrays(visited)
     ids = np.asarray(ids, dtype=np.int64)
-    return int(lookup_launch(ids, label, mask, int(mode), int(grid), bool(waves), np.empty(ids.size, dtype=np.int64)))
+    return int(lookup_launch(ids, label, mask, int(mode), int(grid), bool(waves), np.empty(ids.size, dtype=np.int64),
+                             np.zeros(len(STATUS_ACCESSES), dtype=np.int64)))
 
 
 def edge_frontier(graph: CSRGraph, frontier: np.ndarray) -> np.ndarray:

@@ -112,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     _opm_parser(commands)
     _recommend_parser(commands)
     _lookup_parser(commands)
+    _couplings_parser(commands)
     _validate_parser(commands)
     _report_parser(commands)
     _sweep_parser(commands)
@@ -244,13 +245,30 @@ def _lookup_parser(commands) -> None:
     lookup.add_argument("--gpu", help="GPU profile whose full wave of 256-thread CTAs runs the lookup (default: this "
                         "machine's GPU's measured profile, else h200)")
     lookup.add_argument("--modes", type=_name_list, default=None,
-                        help="lookup modes, each adding its filter: bitmask, label, warp, history (default: all)")
+                        help="lookup modes, each adding its filter: bitmask, label, warp, history, atomic (default: "
+                        "all)")
     lookup.add_argument("--race-free", action="store_true",
                         help="every warp sees every earlier warp's stores (default: the warps of one wave run at once)")
     lookup.add_argument("--per-level", action="store_true", help="one row per source, level and mode")
     _output(lookup)
     _graph_options(lookup)
     _common(lookup)
+
+
+def _couplings_parser(commands) -> None:
+    couplings = commands.add_parser("couplings", help="seed 001's expand/contract couplings: the queues a whole BFS "
+                                    "passes through, redundant expansion and explicit traffic (seed 001 §5, Fig. 7)")
+    _spec_and_sources(couplings, 1, "the first K seeded random sources (default 1)")
+    couplings.add_argument("--gpu", help="GPU profile whose full wave runs the lookups and sets hybrid's switch "
+                           "(default: this machine's GPU's measured profile, else h200)")
+    couplings.add_argument("--kernels", type=_name_list,
+                           default=["expand-contract", "contract-expand", "two-phase", "hybrid"],
+                           help="couplings, each optionally -MODE with MODE label, warp, history or atomic "
+                           "(default: the four, atomic)")
+    couplings.add_argument("--per-level", action="store_true", help="one row per source and launch")
+    _output(couplings)
+    _graph_options(couplings)
+    _common(couplings)
 
 
 def _recommend_parser(commands) -> None:

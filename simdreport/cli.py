@@ -98,6 +98,8 @@ def _dispatch(args) -> int:
         return _run_recommend(args)
     if args.command == "lookup":
         return _run_lookup(args)
+    if args.command == "couplings":
+        return _run_couplings(args)
     if args.command == "validate":
         return _run_validate(args)
     if args.command == "report":
@@ -312,6 +314,12 @@ def _run_recommend(args) -> int:
     return 0
 
 
+def _graph_line(graph, sources) -> str:
+    """The first line of a per-graph table: the graph, its size and the sources (the first five)."""
+    shown = ", ".join(map(str, sources[:5])) + (", ..." if len(sources) > 5 else "")
+    return f"graph {graph.name}: n={graph.n:,} m={graph.m:,}; {len(sources)} source(s) ({shown})\n"
+
+
 def _run_lookup(args) -> int:
     import pandas as pd
 
@@ -343,9 +351,8 @@ def _run_lookup(args) -> int:
     shown = table if args.per_level else summary
     rule = "race-free (every warp sees the warps before it)" if args.race_free else \
         "the warps of one wave run at once and see only earlier waves' stores"
-    header = (f"graph {graph.name}: n={graph.n:,} m={graph.m:,}; {len(sources)} source(s) "
-              f"({', '.join(map(str, sources[:5]))}{', ...' if len(sources) > 5 else ''})\n"
-              f"profile {profile.name}: one wave of {grid} CTAs of {DEFAULT_BLOCK} threads; across warps: {rule}\n")
+    header = (_graph_line(graph, sources)
+              + f"profile {profile.name}: one wave of {grid} CTAs of {DEFAULT_BLOCK} threads; across warps: {rule}\n")
     if fmt == "csv":
         text = shown.to_csv(index=False, float_format="%.6g")
     elif fmt == "json":
@@ -358,6 +365,45 @@ def _run_lookup(args) -> int:
         text = (header + display.to_string(index=False) + "\n"
                 + "fn_rate: false negatives (ids let through beyond the next frontier) over m - n, the ids an ideal "
                   "lookup culls, per source\n")
+    emit(text, args.out)
+    return 0
+
+
+def _run_couplings(args) -> int:
+    from opmachine.kernels import DEFAULT_BLOCK
+    from opmachine.profile import load_profile
+
+    from simdmodel.couplings import QUEUE_HEADROOM, coupling_summary, parse_coupling
+    from simdmodel.errors import InputError
+    from simdmodel.render import emit, records
+
+    from .defaults import choose_gpu
+
+    couplings = [parse_coupling(k) for k in args.kernels]
+    if len({c.label for c in couplings}) != len(couplings):
+        raise InputError(f"--kernels lists a coupling twice: {','.join(args.kernels)}")
+    profile = load_profile(choose_gpu(args.gpu).profile, kind="gpu")
+    grid = profile.full_wave_grid(DEFAULT_BLOCK)
+    fmt = _output_format(args)
+    graph = _load(args)
+    sources = _sources(args, graph)
+    summary, launches = coupling_summary(graph, sources, couplings, grid, grid * DEFAULT_BLOCK)
+    shown = launches if args.per_level and len(launches) else summary
+    header = (_graph_line(graph, sources)
+              + f"profile {profile.name}: lookups by one wave of {grid} CTAs of {DEFAULT_BLOCK} threads; hybrid runs "
+              f"two-phase where the edge queue holds more than {grid * DEFAULT_BLOCK:,} ids\n")
+    if fmt == "csv":
+        text = shown.to_csv(index=False, float_format="%.6g")
+    elif fmt == "json":
+        text = json.dumps({"graph": graph.name, "n": graph.n, "m": graph.m, "sources": sources, "profile": profile.name,
+                           "grid": grid, "rows": records(shown)}, indent=2) + "\n"
+    else:
+        text = (header + shown.to_string(index=False, float_format=lambda x: f"{x:.3f}") + "\n"
+                + ("" if args.per_level else
+                   "words: explicit global traffic (seed 001 §5's count); formula_words: its formula for the traversed "
+                   "component's n and m, which a race-free traversal without culling moves; redundant_expansion: "
+                   "neighbours gathered / edges a BFS traverses; overflow: a queue would outgrow "
+                   f"{QUEUE_HEADROOM} m ids\n"))
     emit(text, args.out)
     return 0
 

@@ -6,7 +6,9 @@ frontier sizes per level (seed 000 Fig. 2), lane accounting of every mapping ove
 (`opmachine.rank_mappings`, seed 003 §6-7) of one BFS from the first source with every mapping,
 ranked by predicted time; for the fastest (the pick) and for seed 003's topology-driven kernel
 (or, when topo is the pick, the mapping with the highest ME) the jobs, sectors and DRAM outcomes
-per server, MLP, bottleneck and time per launch, summed here per round. With a CPU profile, the same
+per server, MLP, bottleneck and time per launch, summed here per round. Seed 001's couplings of that
+BFS (`simdmodel.couplings`, REPORT_COUPLINGS): the ids each enqueues, its explicit traffic beside seed
+001's formula, and its redundant expansion (Fig. 7). With a CPU profile, the same
 BFS on that CPU (`cpu_prediction`): the serial and the multi-threaded topology-driven BFS, so the
 report answers "GPU or CPU for this graph?".
 """
@@ -19,7 +21,9 @@ import pandas as pd
 
 import opmachine as om
 import simdmodel as sm
+from opmachine.kernels import DEFAULT_BLOCK
 from simdmodel.algorithms import BFS
+from simdmodel.couplings import coupling_summary, parse_coupling
 from simdmodel.errors import InputError
 from simdmodel.frontier import check_source
 from simdmodel.lanes import frontier_sizes
@@ -29,6 +33,10 @@ from .measured import MeasuredComparison, compare_run, display_folder, first_sou
 from .suites import SuiteGraph
 
 TOPO = "topo"
+REPORT_COUPLINGS = ("two-phase", "two-phase-history")
+"""The couplings the report models (seed 001 Fig. 7's pair): the two-phase BFS with the atomic lookup,
+and with seed 001's plain-store lookup (both culling heuristics), whose races expand vertices again.
+`simdmodel couplings` models all four."""
 
 
 @dataclass(eq=False)
@@ -58,6 +66,10 @@ class GraphData:
     measured: MeasuredComparison | None = field(default=None)
     measured_note: str | None = field(default=None)
     cpu: dict | None = field(default=None)
+    couplings: pd.DataFrame | None = field(default=None)
+    """Per coupling of REPORT_COUPLINGS: `simdmodel.couplings.coupling_summary` of the BFS from `opm_source`."""
+    coupling_levels: pd.DataFrame | None = field(default=None)
+    """Per two-phase contraction: the edge queue it reads against the level's logical edge frontier."""
 
     @property
     def label(self) -> str:
@@ -201,6 +213,13 @@ def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEE
         server_rounds=server_round_table(per_server), rounds=round_table(launches), ranking=ranking,
         measured_note=note,
     )
+    say("modelling seed 001's couplings")
+    grid = profile.full_wave_grid(DEFAULT_BLOCK)
+    data.couplings, coupled = coupling_summary(loaded, [source], [parse_coupling(k) for k in REPORT_COUPLINGS],
+                                               grid, grid * DEFAULT_BLOCK)
+    contractions = coupled[(coupled["phase"] == "contract") & coupled["kernel"].str.startswith("two-phase")]
+    data.coupling_levels = contractions[["kernel", "source", "level", "input", "logical_edges"]].rename(
+        columns={"input": "edge_queue"}).reset_index(drop=True)
     if cpu is not None:
         say(f"predicting the CPU BFS on {cpu.name}")
         data.cpu = cpu_prediction(loaded, source, cpu)

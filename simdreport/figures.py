@@ -5,8 +5,9 @@ building a report leaves a caller's backend and global state alone. Sizes that s
 log axes; every axis names its quantity and unit. The figures follow the seeds: frontier sizes per
 level (seed 000 Fig. 2), out-degree boxplots (Fig. 3), UA / UR / idle / ME per mapping (Fig. 6),
 jobs per round and visits per job by server (seed 003 Figs. 9 and 8), DRAM row-buffer misses by
-server (Fig. 10), MLP per launch (Fig. 11), predicted against measured time per round (Fig. 7), and
-seed 004's instruction-only CTE analysis (§4.2) beside both.
+server (Fig. 10), MLP per launch (Fig. 11), predicted against measured time per round (Fig. 7),
+seed 004's instruction-only CTE analysis (§4.2) beside both, and seed 001's redundant expansion: the
+edge queues of a two-phase BFS against the logical edge frontiers (seed 001 Fig. 7).
 """
 from __future__ import annotations
 
@@ -132,6 +133,45 @@ def degree_figure(degrees: pd.DataFrame) -> Figure:
                        Patch(facecolor="white", edgecolor="black", label="quartiles (box)"),
                        Line2D([], [], color="black", label="min and max (whiskers)")],
               fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return figure
+
+
+def redundant_expansion_figure(levels: pd.DataFrame, couplings: pd.DataFrame) -> Figure:
+    """One panel per graph: the edge queue each two-phase contraction reads, per level, for every
+    two-phase coupling in `levels` (coupling_levels), beside the logical edge frontier; a coupling
+    whose queue would overflow (`couplings`) is named in the panel (seed 001 Fig. 7)."""
+    graphs = list(dict.fromkeys(couplings["graph"]))
+    cols = min(3, max(1, len(graphs)))
+    rows = -(-len(graphs) // cols)
+    figure, axes = _new((3.2 * cols + 1.6, 2.5 * rows + 0.6), rows, cols)
+    colors = {"two-phase": "#2ca02c", "two-phase-history": "#d62728"}
+    for k, ax in enumerate(axes.flat):
+        if k >= len(graphs):
+            ax.set_visible(False)
+            continue
+        graph = graphs[k]
+        mine = levels[levels["graph"] == graph]
+        logical = mine.drop_duplicates("level")
+        ax.plot(logical["level"], logical["logical_edges"], color="#7f7f7f", linewidth=3, alpha=0.5,
+                label="logical edge frontier")
+        for kernel, rows_of in mine.groupby("kernel", sort=False):
+            ax.plot(rows_of["level"], rows_of["edge_queue"], color=colors.get(kernel, "#1f77b4"),
+                    label=f"{kernel} edge queue", **_marker(len(rows_of)))
+        over = couplings[(couplings["graph"] == graph) & couplings["overflow"].astype(bool)]["kernel"]
+        if len(over):
+            ax.text(0.02, 0.04, f"{', '.join(over)}: queue overflow", transform=ax.transAxes, fontsize=7,
+                    color="#d62728")
+        ax.set_yscale("log")
+        ax.set_title(graph, fontsize=9)
+        ax.grid(True, alpha=0.3)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("ids (log)")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("BFS level")
+    handles = [Line2D([], [], color="#7f7f7f", linewidth=3, alpha=0.5, label="logical edge frontier")] + [
+        Line2D([], [], color=color, label=f"{kernel} edge queue") for kernel, color in colors.items()]
+    figure.legend(handles=handles, fontsize=8, loc="outside lower center", ncols=3)
+    _title(figure, "Redundant expansion: a two-phase BFS's edge queues against the logical edge frontiers")
     return figure
 
 

@@ -98,6 +98,16 @@ def draw_figures(report: Report, graph_figures: list[list[fig.ReportFigure]]) ->
             f"predictions): the GPU's pick on {report.settings['gpu']} beside the serial and multi-threaded BFS on "
             f"CPU {report.settings['cpu']} (the loop's measured costs, caches warm).", "summary",
             fig.render(fig.gpu_cpu_figure(summary, report.settings["gpu"], report.settings["cpu"]))))
+    couplings = report.tables["couplings"]
+    if len(couplings):
+        drawn["suite"].append(fig.ReportFigure(
+            "02-suite-redundant-expansion", "Redundant expansion (seed 001 Fig. 7)",
+            "Per graph, the edge queue each contraction of a two-phase BFS reads, per level, beside the logical edge "
+            "frontier (the model, BFS from each graph's prediction source): with the atomic lookup (two-phase) they "
+            "coincide; with seed 001's plain-store lookup and both culling heuristics (two-phase-history) ids that "
+            "race through the lookup are expanded again, level after level, until a queue would outgrow 2m ids.",
+            "coupling_levels",
+            fig.render(fig.redundant_expansion_figure(report.tables["coupling_levels"], couplings))))
     for data, items in zip(report.graphs, graph_figures):
         drawn[data.label] = items
     report.figures = drawn

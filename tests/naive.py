@@ -224,6 +224,8 @@ def lookup_survivors(ids, visited, mode, grid, waves=True):
                     stores.append(("byte", v // 8, byte | (1 << (v % 8))))
                     if mode >= 1 and v in label:
                         keep[i] = False
+                    elif mode >= 4:  # atomic: the label is claimed at once, in lane order
+                        label.add(v)
                     else:
                         stores.append(("label", v, None))
             survivors += sum(keep.values())

@@ -74,7 +74,7 @@ small_ids = st.lists(st.integers(0, 299), min_size=1, max_size=1200)
        waves=st.booleans())
 def test_matches_the_naive_lookup_in_every_mode(ids, seen, grid, waves):
     visited = [v in seen for v in range(300)]
-    for mode in range(4):
+    for mode in range(len(MODES)):
         assert survivors(ids, visited, mode, grid, waves) == naive.lookup_survivors(ids, visited, mode, grid, waves)
 
 
@@ -83,9 +83,9 @@ def test_matches_the_naive_lookup_in_every_mode(ids, seen, grid, waves):
        waves=st.booleans())
 def test_each_filter_lets_through_no_more_and_every_new_vertex_at_least_once(ids, seen, grid, waves):
     visited = [v in seen for v in range(300)]
-    counts = [survivors(ids, visited, mode, grid, waves) for mode in range(4)]
+    counts = [survivors(ids, visited, mode, grid, waves) for mode in range(len(MODES))]
     new = [v for v in ids if v not in seen]
-    assert counts[0] >= counts[1] >= counts[2] >= counts[3] >= len(set(new))
+    assert counts[0] >= counts[1] >= counts[2] >= counts[3] >= counts[4] == len(set(new))  # atomic: each new once
     assert counts[1] <= len(new)
 
 
@@ -93,7 +93,7 @@ def test_a_bfs_table_has_the_next_frontier_as_its_ideal_and_rates_over_m_minus_n
     graph = sm.load_graph("grid2d:side=30")
     table = lookup_table(graph, 0, grid=4)
     frontiers = sm.bfs(graph, 0)
-    assert table["mode"].tolist()[:4] == list(MODES)
+    assert table["mode"].tolist()[:len(MODES)] == list(MODES)
     by_level = table[table["mode"] == "label"].set_index("level")
     assert by_level["ideal"].tolist() == [frontiers.frontier(d + 1).size for d in range(frontiers.depth - 1)] + [0]
     assert by_level["edges"].tolist() == [edge_frontier(graph, frontiers.frontier(d)).size
@@ -101,8 +101,8 @@ def test_a_bfs_table_has_the_next_frontier_as_its_ideal_and_rates_over_m_minus_n
     assert (table["false_negatives"] >= 0).all()
     rates = false_negative_rates(table, graph.n, graph.m)
     assert rates["label"] == table[table["mode"] == "label"]["false_negatives"].sum() / (graph.m - graph.n)
-    with pytest.raises(InputError, match="unknown lookup mode 'atomic'"):
-        lookup_table(graph, 0, grid=4, modes=("atomic",))
+    with pytest.raises(InputError, match="unknown lookup mode 'cas'"):
+        lookup_table(graph, 0, grid=4, modes=("cas",))
     with pytest.raises(InputError, match="grid of at least one CTA"):
         lookup_table(graph, 0, grid=0)
 
@@ -163,7 +163,7 @@ def test_the_lookup_command_prints_rates_and_writes_csv_and_json(tmp_path, capsy
     assert [r["survivors"] for r in record["rows"]] == race_free.groupby("mode", sort=False)["survivors"].sum().tolist()
 
 
-@pytest.mark.parametrize("args, message", [(["--modes", "atomic"], "unknown lookup mode 'atomic'"),
+@pytest.mark.parametrize("args, message", [(["--modes", "cas"], "unknown lookup mode 'cas'"),
                                            (["--modes", "warp,warp"], "--modes lists a mode twice"),
                                            (["--source", "99999"], "source")])
 def test_bad_lookup_options_are_one_line(args, message, capsys):

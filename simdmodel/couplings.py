@@ -1,0 +1,303 @@
+"""Seed 001's couplings of expansion and contraction (§5): the queues a whole BFS passes through, launch
+by launch, and the explicit global traffic each launch moves.
+
+A BFS iteration expands a frontier (gathers its adjacency lists: scan+warp+CTA) and contracts the
+result (the status lookup of `simdmodel.lookup` keeps the unvisited ids). The couplings differ in
+which of the two frontiers goes through global memory as a queue:
+
+- `expand-contract` (§5.1): one launch per iteration, vertex queue in, vertex queue out; every
+  gathered neighbour is looked up at once. Traffic 5n + 2m words.
+- `contract-expand` (§5.2): one launch per iteration, edge queue in, edge queue out: the lookup
+  first, then the survivors' lists copied into the next edge queue. 3n + 4m (+ 2: the source goes
+  once through a vertex queue, into the expansion that makes the first edge queue).
+- `two-phase` (§5.3): an expansion (vertex queue -> edge queue) and a contraction (edge queue ->
+  vertex queue) per iteration. 5n + 4m.
+- `hybrid` (§5.4): contract-expand's queues, but an iteration whose edge queue holds more ids than
+  the GPU has resident threads runs as a contraction and an expansion (two-phase). Between 3n + 4m
+  + 2 and 5n + 4m.
+
+A coupling's label is its name, or its name and a lookup mode of `COUPLING_MODES`: `-label` (no
+culling: seed 001 Fig. 7's "simplified" two-phase BFS), `-warp`, `-history` (both culling heuristics,
+plain label stores: seed 001's lookup). Without one it is `atomic`: both culling heuristics, and the
+label claimed by a compare-and-swap, so no race lets a duplicate through. Seed 001's plain stores
+keep redundant expansion under 1.05x on a 14-SM GPU; a GPU of 132 SMs runs 13 times as many lookups
+at once, and measured on one (gpu_validate/results) they let the queues of a scale-16 Kronecker graph
+outgrow twice its m. The lookup always checks the label behind an unset bit, so levels are exact
+whatever races let through.
+
+Traffic (TRAFFIC, words; a bitmask byte counts one): column indices read, row offsets read (two per
+expanded vertex), edge- and vertex-queue reads and writes, bitmask inspections and label stores:
+seed 001's accounting, which the formulas above count with n the vertices reached and m their edges,
+exactly when no race lets a duplicate through and the lookup does not cull (mode `label`). Bitmask
+stores and label reads behind unset bits are counted too, outside the formulas. The host's set-up (the
+source into the first vertex queue, its label) counts as one vertex-queue write and one label store.
+
+The model runs the launches in queue order: an expansion writes its lists in vertex order, a lookup
+walks its ids in tiles of 256 (`lookup_launch`, the wave rule across warps). The GPU places each CTA's
+block of a queue where an atomic counter puts it, and its fused expand-contract looks neighbours up
+in gathering order, so where races occur the model is approximate; without races it is exact.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+from .frontier import bfs, check_source
+from .graph import CSRGraph
+from .lookup import MODES, STATUS_ACCESSES, edge_frontier, lookup_launch, status_arrays
+
+COUPLINGS = ("expand-contract", "contract-expand", "two-phase", "hybrid")
+COUPLING_MODES = ("label", "warp", "history", "atomic")
+"""Lookup modes a coupling may run: the label is always checked (the bitmask alone could mislabel)."""
+DEFAULT_MODE = "atomic"
+TRAFFIC = ("column", "row", "edge_read", "edge_write", "vertex_read", "vertex_write", "mask_read", "label_write",
+           "mask_write", "label_read")
+"""Explicit global traffic categories, in the order of the CUDA kernels' T_* counters."""
+FORMULA_TRAFFIC = TRAFFIC[:8]
+"""The categories seed 001's formulas count."""
+FORMULAS = {"expand-contract": (5, 2, 0), "contract-expand": (3, 4, 2), "two-phase": (5, 4, 0), "hybrid": (3, 4, 2)}
+"""(a, b, c): a race-free traversal of n vertices and m edges moves a n + b m + c words (hybrid: at least)."""
+PHASES = ("setup", "expand", "contract", "expand-contract", "contract-expand", "pieces")
+BIG_LIST = 1024
+"""Lists longer than this are left by the expanding launch as pieces of PIECE edges, which a `pieces`
+launch spreads over the whole grid (a hub's list would hold one CTA, and the launch, up)."""
+PIECE = 1024
+LOOKUP_PHASES = ("contract", "expand-contract", "contract-expand")
+QUEUE_HEADROOM = 2
+"""A queue holds QUEUE_HEADROOM * m ids (at least n + 1), on the GPU and in the model alike."""
+LAUNCH_COLUMNS = ("level", "phase", "input", "output", "logical_vertices", "logical_edges", *TRAFFIC)
+
+
+class QueueOverflow(InputError):
+    """A queue needed more room than it has: redundant expansion (seed 001 Fig. 7) ran away."""
+
+
+def queue_capacity(graph: CSRGraph) -> int:
+    """The ids one queue holds (QUEUE_HEADROOM)."""
+    return int(min(max(QUEUE_HEADROOM * graph.m, graph.n + 1), 2**31 - 1))
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """A coupling of COUPLINGS and the lookup mode (COUPLING_MODES) its contractions use."""
+
+    name: str
+    mode: str = DEFAULT_MODE
+
+    def __post_init__(self):
+        if self.name not in COUPLINGS:
+            raise InputError(f"unknown coupling {self.name!r} (choose {', '.join(COUPLINGS)})")
+        if self.mode not in COUPLING_MODES:
+            raise InputError(f"{self.name}: lookup mode {self.mode!r} is not one a coupling runs "
+                             f"(choose {', '.join(COUPLING_MODES)}; the label is always checked)")
+
+    @property
+    def label(self) -> str:
+        return self.name if self.mode == DEFAULT_MODE else f"{self.name}-{self.mode}"
+
+    @property
+    def mode_index(self) -> int:
+        return MODES.index(self.mode)
+
+    def formula_words(self, n: int, m: int) -> int:
+        """Seed 001's explicit traffic of a race-free traversal of n vertices and m edges (hybrid: the
+        least it moves, all iterations contract-expand)."""
+        a, b, c = FORMULAS[self.name]
+        return a * n + b * m + c
+
+    def start(self) -> tuple[str, ...]:
+        """The launches before the first iteration: the source's expansion into the first edge queue."""
+        return ("expand",) if self.name in ("contract-expand", "hybrid") else ()
+
+    def iteration(self, queued: int, resident_threads: int) -> tuple[str, ...]:
+        """The launches of one iteration whose input queue holds `queued` ids."""
+        if self.name == "expand-contract":
+            return ("expand-contract",)
+        if self.name == "two-phase":
+            return ("expand", "contract")
+        if self.name == "hybrid" and queued > resident_threads:
+            return ("contract", "expand")
+        return ("contract-expand",)
+
+
+def has_long_lists(graph: CSRGraph) -> bool:
+    """Whether `graph` has lists longer than BIG_LIST: then each expanding launch is followed by `pieces`."""
+    return graph.n > 0 and int(np.diff(graph.indptr).max()) > BIG_LIST
+
+
+def with_pieces(phases: tuple[str, ...], long_lists: bool) -> tuple[str, ...]:
+    """`phases` with a `pieces` launch after each expanding one where the graph has long lists."""
+    out = []
+    for phase in phases:
+        out.append(phase)
+        if long_lists and phase in ("expand", "expand-contract", "contract-expand"):
+            out.append("pieces")
+    return tuple(out)
+
+
+def is_coupling(text: str) -> bool:
+    """Whether `text` names a coupling (with or without a mode), so its errors are a coupling's."""
+    name = text.strip().lower()
+    return any(name == c or name.startswith(c + "-") for c in COUPLINGS)
+
+
+def parse_coupling(text: str) -> Coupling:
+    """`two-phase`, `hybrid-warp`, ...: a coupling and an optional lookup mode."""
+    name = text.strip().lower()
+    for coupling in COUPLINGS:
+        if name == coupling:
+            return Coupling(coupling)
+        if name.startswith(coupling + "-"):
+            return Coupling(coupling, name[len(coupling) + 1:])
+    raise InputError(f"unknown coupling {text!r} (choose {', '.join(COUPLINGS)}, optionally -MODE with MODE in "
+                     f"{', '.join(COUPLING_MODES)})")
+
+
+def _words(**counts) -> dict:
+    return {key: int(counts.get(key, 0)) for key in TRAFFIC}
+
+
+def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int, resident_threads: int,
+                     waves: bool = True) -> pd.DataFrame:
+    """One row per launch of a whole BFS from `source` (LAUNCH_COLUMNS): its iteration (`level`; its
+    lookups label level + 1), phase, queue entries in and out, the level's logical vertex and edge
+    frontier, and its traffic. `grid` CTAs take the lookup's tiles (a full wave: the profile's
+    `full_wave_grid(256)`); `resident_threads` decides hybrid's iterations. QueueOverflow where a queue
+    would outgrow `queue_capacity(graph)`, as on the GPU."""
+    source = check_source(graph, int(source))
+    if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 1:
+        raise InputError(f"a lookup needs a grid of at least one CTA, got {grid!r}")
+    logical = bfs(graph, source)
+    vertex_sizes = logical.vertex_frontier_sizes()
+    edge_sizes = logical.edge_frontier_sizes(graph)
+    visited = np.zeros(graph.n, dtype=np.bool_)
+    visited[source] = True
+    label, mask = status_arrays(visited)
+    degrees = np.diff(graph.indptr)
+    capacity = queue_capacity(graph)
+    has_long = has_long_lists(graph)
+    rows = []
+
+    def pieces(long):
+        return int(((degrees[long] + PIECE - 1) // PIECE).sum())
+
+    def check(size):
+        if size > capacity:
+            raise QueueOverflow(f"{coupling.label} from {source} on {graph.name}: a queue would outgrow its "
+                                f"{capacity:,} slots at level {level} (redundant expansion; seed 001 Fig. 7)")
+
+    def gather(queue, queued=True):  # (an expand-contract queues only the survivors)
+        if queued:
+            check(int(degrees[queue].sum()))
+        return edge_frontier(graph, queue)
+
+    def lookup(ids):
+        kept = np.empty(ids.size, dtype=np.int64)
+        accesses = np.zeros(len(STATUS_ACCESSES), dtype=np.int64)
+        count = lookup_launch(ids, label, mask, coupling.mode_index, int(grid), bool(waves), kept, accesses) \
+            if ids.size else 0
+        return kept[:count], dict(zip(STATUS_ACCESSES, accesses))
+
+    def split(queue, queued=True):  # a queue's short lists' ids, and its long lists (left as pieces)
+        long = degrees[queue] > BIG_LIST
+        return gather(queue[~long] if long.any() else queue, queued), queue[long]
+
+    def record(level, phase, queue_size, out_size, words):
+        inside = level < logical.depth
+        rows.append({"level": level, "phase": phase, "input": int(queue_size), "output": int(out_size),
+                     "logical_vertices": int(vertex_sizes[level]) if inside else 0,
+                     "logical_edges": int(edge_sizes[level]) if inside else 0, **words})
+
+    def launch(level, phase, queue):
+        if phase == "contract":
+            out, status = lookup(queue)
+            record(level, phase, queue.size, out.size, _words(edge_read=queue.size, vertex_write=out.size, **status))
+            return out
+        if phase == "expand-contract":
+            ids, long = split(queue, queued=False)
+            out, status = lookup(ids)
+            check(out.size)
+            record(level, phase, queue.size, out.size, _words(vertex_read=queue.size, row=2 * queue.size,
+                                                              column=ids.size, vertex_write=out.size, **status))
+            if has_long:
+                ids = gather(long, queued=False)
+                more, status = lookup(ids)
+                out = np.concatenate((out, more))
+                check(out.size)
+                record(level, "pieces", pieces(long), out.size,
+                       _words(column=ids.size, vertex_write=more.size, **status))
+            return out
+        if phase == "expand":
+            expanded = queue
+            words = _words(vertex_read=queue.size, row=2 * queue.size)
+        else:  # contract-expand
+            expanded, status = lookup(queue)
+            words = _words(edge_read=queue.size, row=2 * expanded.size, **status)
+        out = gather(expanded)
+        ids, long = split(expanded)
+        record(level, phase, queue.size, out.size, {**words, "column": ids.size, "edge_write": ids.size})
+        if has_long:
+            record(level, "pieces", pieces(long), out.size, _words(column=out.size - ids.size,
+                                                                   edge_write=out.size - ids.size))
+        return out
+
+    rows.append({"level": 0, "phase": "setup", "input": 0, "output": 1, "logical_vertices": 1,
+                 "logical_edges": int(degrees[source]), **_words(vertex_write=1, label_write=1, mask_write=1)})
+    queue = np.array([source], dtype=np.int64)
+    level = 0
+    for phase in coupling.start():  # (pieces are recorded by the launch they follow)
+        queue = launch(0, phase, queue)
+    while queue.size:
+        if level > logical.depth + 1:  # a race never adds a level: labels are checked
+            raise RuntimeError(f"{coupling.label} on {graph.name}: more iterations than the BFS has levels")
+        for phase in coupling.iteration(queue.size, resident_threads):
+            queue = launch(level, phase, queue)
+        level += 1
+    return pd.DataFrame(rows, columns=list(LAUNCH_COLUMNS))
+
+
+def explicit_words(launches: pd.DataFrame) -> int:
+    """The words of the formula's categories (FORMULA_TRAFFIC) over all launches."""
+    return int(launches[list(FORMULA_TRAFFIC)].to_numpy().sum())
+
+
+def redundant_expansion(launches: pd.DataFrame) -> float:
+    """Neighbours gathered (column indices read, which every coupling enqueues or looks up) over the
+    edges a BFS logically traverses (seed 001 §4.2's redundant expansion factor)."""
+    logical = launches.drop_duplicates("level")["logical_edges"].sum()
+    return float(launches["column"].sum() / max(int(logical), 1))
+
+
+SUMMARY_COLUMNS = ("kernel", "source", "overflow", "launches", "edge_queue", "vertex_queue", "words", "formula_words",
+                   "redundant_expansion")
+
+
+def coupling_summary(graph: CSRGraph, sources, couplings, grid: int, resident_threads: int,
+                     waves: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary, launches) of each coupling's BFS from each source: per (kernel, source) SUMMARY_COLUMNS
+    (ids enqueued into edge and vertex queues, explicit words, the formula's words for the traversed
+    component, redundant expansion; `overflow` where a queue would outgrow `queue_capacity`, the rest
+    then empty), and every launch (`coupled_launches`, with kernel and source)."""
+    degrees = np.diff(graph.indptr)
+    summary, launches = [], []
+    for coupling in couplings:
+        for source in sources:
+            front = bfs(graph, int(source))
+            row = {"kernel": coupling.label, "source": int(source),
+                   "formula_words": coupling.formula_words(int(front.reached), int(degrees[front.vertices].sum()))}
+            try:
+                table = coupled_launches(graph, int(source), coupling, grid, resident_threads, waves)
+            except QueueOverflow:  # seed 001's runaway redundant expansion: a result, not an error
+                summary.append({**row, "overflow": True})
+                continue
+            launches.append(table.assign(kernel=coupling.label, source=int(source)))
+            summary.append({**row, "overflow": False, "launches": int((table["phase"] != "setup").sum()),
+                            "edge_queue": int(table["edge_write"].sum()), "vertex_queue": int(table["vertex_write"].sum()),
+                            "words": explicit_words(table), "redundant_expansion": redundant_expansion(table)})
+    counts = {c: "Int64" for c in ("launches", "edge_queue", "vertex_queue", "words")}
+    table = pd.DataFrame(summary).reindex(columns=list(SUMMARY_COLUMNS)).astype(counts)
+    columns = ["kernel", "source", *LAUNCH_COLUMNS]
+    return table, (pd.concat(launches, ignore_index=True)[columns] if launches else pd.DataFrame(columns=columns))

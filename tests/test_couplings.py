@@ -1,0 +1,173 @@
+"""Seed 001's couplings (simdmodel.couplings): queues, traffic and the formulas 5n+2m, 3n+4m, 5n+4m.
+
+A tree has no race that can let a duplicate through (an unvisited vertex appears once in its level's
+edge frontier), so without culling every coupling moves exactly its formula's words. With the atomic
+lookup (the default) no race lets a duplicate through on any graph: every queue is the logical frontier.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import simdmodel as sm
+from simdmodel.couplings import (BIG_LIST, COUPLINGS, FORMULA_TRAFFIC, PIECE, TRAFFIC, Coupling, QueueOverflow,
+                                 coupled_launches, explicit_words, has_long_lists, is_coupling, parse_coupling,
+                                 redundant_expansion, with_pieces)
+from simdmodel.errors import InputError
+from simdmodel.graph import EdgeList, csr_from_edges
+
+GRID, RESIDENT = 4, 4 * 256
+
+
+def tree(parents) -> sm.CSRGraph:
+    """The undirected tree where vertex i + 1 hangs from parents[i] (< i + 1)."""
+    n = len(parents) + 1
+    return csr_from_edges(EdgeList(np.arange(1, n), np.asarray(parents, dtype=np.int64), n, True, "tree"))
+
+
+trees = st.integers(1, 120).flatmap(lambda n: st.tuples(*[st.integers(0, i) for i in range(n)]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(parents=trees, pick=st.integers(0, 10**6))
+def test_formulas_hold_exactly_on_a_tree_without_culling(parents, pick):
+    graph = tree(parents)
+    source = pick % graph.n
+    for name in COUPLINGS:
+        coupling = Coupling(name, "label")
+        launches = coupled_launches(graph, source, coupling, GRID, RESIDENT)
+        assert explicit_words(launches) == coupling.formula_words(graph.n, graph.m)
+        assert redundant_expansion(launches) == 1.0
+
+
+def test_formulas_are_seed_001s_and_a_hub_goes_through_pieces():
+    graph = tree([0] * 3000 + list(range(1, 40)))  # a hub of 3000 leaves: its list leaves as pieces
+    assert has_long_lists(graph) and graph.degrees()[0] > BIG_LIST
+    n, m = graph.n, graph.m
+    assert Coupling("expand-contract").formula_words(n, m) == 5 * n + 2 * m
+    assert Coupling("contract-expand").formula_words(n, m) == 3 * n + 4 * m + 2
+    assert Coupling("two-phase").formula_words(n, m) == 5 * n + 4 * m
+    for name in COUPLINGS:  # (hybrid as contract-expand: no edge queue outgrows 10**9 resident threads)
+        launches = coupled_launches(graph, 0, Coupling(name, "label"), GRID, 10**9)
+        assert explicit_words(launches) == Coupling(name).formula_words(n, m)
+        pieces = launches[launches["phase"] == "pieces"]
+        assert pieces["input"].sum() == -(-3000 // PIECE) and pieces["column"].sum() == 3000
+    # With 1024 resident threads the hub's 3000-id edge queue runs two-phase: the vertices of that
+    # iteration pass through a vertex queue (2 words each), and the next level's 39 too (3039 ids).
+    hybrid = explicit_words(coupled_launches(graph, 0, Coupling("hybrid", "label"), GRID, RESIDENT))
+    assert hybrid == 3 * n + 4 * m + 2 + 2 * (3000 + 39) <= 5 * n + 4 * m
+
+
+def _random_graph(n, pairs):
+    src, dst = zip(*pairs) if pairs else ((), ())
+    return csr_from_edges(EdgeList(np.array(src, dtype=np.int64) % n, np.array(dst, dtype=np.int64) % n, n, True,
+                                   "random"))
+
+
+graphs = st.integers(2, 60).flatmap(lambda n: st.tuples(st.just(n), st.lists(
+    st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), min_size=1, max_size=300)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=graphs, grid=st.integers(1, 3))
+def test_the_atomic_lookup_makes_every_queue_the_logical_frontier(case, grid):
+    graph = _random_graph(*case)
+    source = int(np.flatnonzero(graph.degrees())[0])
+    front = sm.bfs(graph, source)
+    for name in COUPLINGS:
+        launches = coupled_launches(graph, source, Coupling(name), grid, RESIDENT)
+        assert redundant_expansion(launches) == 1.0
+        lookups = launches[launches["phase"].isin(["contract", "expand-contract"])]
+        for row in lookups.itertuples():
+            assert row.output == (front.vertex_frontier_sizes()[row.level + 1] if row.level + 1 < front.depth else 0)
+        assert launches["label_write"].sum() == front.reached  # each vertex labelled once (the source by the host)
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=graphs, grid=st.integers(1, 3), mode=st.sampled_from(["label", "warp", "history"]))
+def test_races_only_add_work_and_every_launch_balances_its_traffic(case, grid, mode):
+    graph = _random_graph(*case)
+    source = int(np.flatnonzero(graph.degrees())[0])
+    for name in COUPLINGS:
+        try:
+            launches = coupled_launches(graph, source, Coupling(name, mode), grid, RESIDENT)
+        except QueueOverflow:  # duplicate edges race through a small queue: seed 001's runaway case
+            continue
+        assert redundant_expansion(launches) >= 1.0
+        assert explicit_words(launches) >= 0 and (launches[list(TRAFFIC)] >= 0).all().all()
+        expand = launches[launches["phase"] == "expand"]
+        assert (expand["row"] == 2 * expand["vertex_read"]).all() and (expand["column"] == expand["edge_write"]).all()
+        contract = launches[launches["phase"] == "contract"]
+        assert (contract["edge_read"] == contract["input"]).all()
+        assert (contract["vertex_write"] == contract["output"]).all()
+        assert (contract["mask_read"] <= contract["input"]).all()
+        lookups = launches[launches["phase"] != "setup"]
+        assert (lookups["label_write"] <= lookups["mask_write"]).all()
+
+
+def test_hybrid_runs_two_phase_where_the_edge_queue_outgrows_the_resident_threads():
+    hybrid = Coupling("hybrid")
+    assert hybrid.start() == ("expand",)
+    assert hybrid.iteration(RESIDENT + 1, RESIDENT) == ("contract", "expand")
+    assert hybrid.iteration(RESIDENT, RESIDENT) == ("contract-expand",)
+    assert Coupling("two-phase").iteration(1, RESIDENT) == ("expand", "contract")
+    assert with_pieces(("contract", "expand"), True) == ("contract", "expand", "pieces")
+    assert with_pieces(("contract", "expand"), False) == ("contract", "expand")
+    graph = sm.load_graph("kron:scale=12,ef=8")
+    launches = coupled_launches(graph, int(sm.pick_sources(graph, 1, 1)[0]), hybrid, GRID, RESIDENT)
+    big = launches[launches["phase"] == "contract"]
+    assert len(big) and (big["input"] > RESIDENT).all()
+    assert (launches[launches["phase"] == "contract-expand"]["input"] <= RESIDENT).all()
+
+
+def test_runaway_redundant_expansion_is_a_queue_overflow():
+    graph = sm.load_graph("kron:scale=14,ef=16")
+    with pytest.raises(QueueOverflow, match="outgrow its 1,047,922 slots"):
+        coupled_launches(graph, 6998, Coupling("two-phase", "label"), 1056, 1056 * 256)
+
+
+@pytest.mark.parametrize("text, label", [("hybrid", "hybrid"), ("Two-Phase-History", "two-phase-history"),
+                                         ("expand-contract-atomic", "expand-contract"),
+                                         ("contract-expand-warp", "contract-expand-warp")])
+def test_labels_round_trip(text, label):
+    assert parse_coupling(text).label == label and is_coupling(text)
+
+
+@pytest.mark.parametrize("text, message", [("sm-32", "unknown coupling 'sm-32'"),
+                                           ("two-phase-bitmask", "lookup mode 'bitmask' is not one a coupling runs"),
+                                           ("hybrid-cas", "lookup mode 'cas'"), ("expand", "unknown coupling")])
+def test_bad_couplings_are_one_clear_error(text, message):
+    with pytest.raises(InputError, match=message):
+        parse_coupling(text)
+    assert not is_coupling("sm-32") and not is_coupling("swc")
+
+
+def test_the_couplings_command_prints_traffic_and_overflow(tmp_path, capsys):
+    from simdreport.cli import main
+
+    assert main(["couplings", "kron:scale=14", "--kernels", "two-phase-label,hybrid", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "two-phase-label" in out and "True" in out and "formula_words" in out
+    assert main(["couplings", "grid2d:side=30", "--per-level", "--out", str(tmp_path / "l.csv"), "--quiet"]) == 0
+    table = pd.read_csv(tmp_path / "l.csv")
+    assert set(table["kernel"]) == set(COUPLINGS) and set(FORMULA_TRAFFIC) <= set(table.columns)
+    assert main(["couplings", "grid2d:side=30", "--kernels", "hybrid", "--format", "json", "--out",
+                 str(tmp_path / "s.json"), "--quiet"]) == 0
+    rows = json.loads((tmp_path / "s.json").read_text())["rows"]
+    assert rows[0]["redundant_expansion"] == 1.0 and not rows[0]["overflow"]
+
+
+@pytest.mark.parametrize("args, message", [(["--kernels", "sm-32"], "unknown coupling 'sm-32'"),
+                                           (["--kernels", "hybrid-bitmask"], "'bitmask' is not one a coupling runs"),
+                                           (["--kernels", "hybrid,hybrid-atomic"], "lists a coupling twice")])
+def test_bad_couplings_options_are_one_line(args, message, capsys):
+    from simdreport.cli import main
+
+    assert main(["couplings", "grid2d:side=30", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
