@@ -7,8 +7,8 @@ frontier sizes per level (seed 000 Fig. 2), lane accounting of every mapping ove
 ranked by predicted time; for the fastest (the pick) and for seed 003's topology-driven kernel
 (or, when topo is the pick, the mapping with the highest ME) the jobs, sectors and DRAM outcomes
 per server, MLP, bottleneck and time per launch, summed here per round. Seed 001's couplings of that
-BFS (`simdmodel.couplings`, REPORT_COUPLINGS): the ids each enqueues, its explicit traffic beside seed
-001's formula, and its redundant expansion (Fig. 7). With a CPU profile, the same
+BFS (`simdmodel.couplings`, REPORT_COUPLINGS): the ids each enqueues and its explicit traffic beside
+seed 001's formula. With a CPU profile, the same
 BFS on that CPU (`cpu_prediction`): the serial and the multi-threaded topology-driven BFS, so the
 report answers "GPU or CPU for this graph?".
 """
@@ -33,10 +33,10 @@ from .measured import MeasuredComparison, compare_run, display_folder, first_sou
 from .suites import SuiteGraph
 
 TOPO = "topo"
-REPORT_COUPLINGS = ("two-phase", "two-phase-history")
-"""The couplings the report models (seed 001 Fig. 7's pair): the two-phase BFS with the atomic lookup,
-and with seed 001's plain-store lookup (both culling heuristics), whose races expand vertices again.
-`simdmodel couplings` models all four."""
+REPORT_COUPLINGS = ("two-phase",)
+"""The coupling the report models per graph (its traffic against seed 001's formula), with the atomic
+lookup: the model of the plain-store lookup's races overstates them tenfold (the H200 couplings results)
+and costs seconds a graph; `simdmodel couplings` models every coupling and mode."""
 
 
 @dataclass(eq=False)
@@ -68,8 +68,6 @@ class GraphData:
     cpu: dict | None = field(default=None)
     couplings: pd.DataFrame | None = field(default=None)
     """Per coupling of REPORT_COUPLINGS: `simdmodel.couplings.coupling_summary` of the BFS from `opm_source`."""
-    coupling_levels: pd.DataFrame | None = field(default=None)
-    """Per two-phase contraction: the edge queue it reads against the level's logical edge frontier."""
 
     @property
     def label(self) -> str:
@@ -215,11 +213,8 @@ def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEE
     )
     say("modelling seed 001's couplings")
     grid = profile.full_wave_grid(DEFAULT_BLOCK)
-    data.couplings, coupled = coupling_summary(loaded, [source], [parse_coupling(k) for k in REPORT_COUPLINGS],
-                                               grid, grid * DEFAULT_BLOCK)
-    contractions = coupled[(coupled["phase"] == "contract") & coupled["kernel"].str.startswith("two-phase")]
-    data.coupling_levels = contractions[["kernel", "source", "level", "input", "logical_edges"]].rename(
-        columns={"input": "edge_queue"}).reset_index(drop=True)
+    data.couplings = coupling_summary(loaded, [source], [parse_coupling(k) for k in REPORT_COUPLINGS], grid,
+                                      grid * DEFAULT_BLOCK)[0]
     if cpu is not None:
         say(f"predicting the CPU BFS on {cpu.name}")
         data.cpu = cpu_prediction(loaded, source, cpu)

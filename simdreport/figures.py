@@ -6,12 +6,14 @@ log axes; every axis names its quantity and unit. The figures follow the seeds: 
 level (seed 000 Fig. 2), out-degree boxplots (Fig. 3), UA / UR / idle / ME per mapping (Fig. 6),
 jobs per round and visits per job by server (seed 003 Figs. 9 and 8), DRAM row-buffer misses by
 server (Fig. 10), MLP per launch (Fig. 11), predicted against measured time per round (Fig. 7),
-seed 004's instruction-only CTE analysis (§4.2) beside both, and seed 001's redundant expansion: the
-edge queues of a two-phase BFS against the logical edge frontiers (seed 001 Fig. 7).
+seed 004's instruction-only CTE analysis (§4.2) beside both, and from committed GPU runs seed 001's
+redundant expansion (Fig. 7: a two-phase BFS's edge queues against the logical edge frontiers) and
+its couplings' traversal rates (Fig. 10).
 """
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -136,33 +138,33 @@ def degree_figure(degrees: pd.DataFrame) -> Figure:
     return figure
 
 
-def redundant_expansion_figure(levels: pd.DataFrame, couplings: pd.DataFrame) -> Figure:
-    """One panel per graph: the edge queue each two-phase contraction reads, per level, for every
-    two-phase coupling in `levels` (coupling_levels), beside the logical edge frontier; a coupling
-    whose queue would overflow (`couplings`) is named in the panel (seed 001 Fig. 7)."""
-    graphs = list(dict.fromkeys(couplings["graph"]))
+def redundant_expansion_figure(levels: pd.DataFrame) -> Figure:
+    """One panel per graph: the edge queue each two-phase contraction read, per level and lookup mode,
+    beside the logical edge frontier; a mode whose queue overflowed is named in the panel (seed 001
+    Fig. 7; `queue_levels_measured`)."""
+    graphs = list(dict.fromkeys(levels["graph"]))
+    kernels = [k for k in dict.fromkeys(levels["kernel"]) if k != "two-phase"]
     cols = min(3, max(1, len(graphs)))
     rows = -(-len(graphs) // cols)
-    figure, axes = _new((3.2 * cols + 1.6, 2.5 * rows + 0.6), rows, cols)
-    colors = {"two-phase": "#2ca02c", "two-phase-history": "#d62728"}
+    figure, axes = _new((3.2 * cols + 1.6, 2.5 * rows + 0.9), rows, cols)
+    palette = ("#d62728", "#ff7f0e", "#9467bd", "#1f77b4", "#8c564b")
+    colors = {kernel: palette[k % len(palette)] for k, kernel in enumerate(kernels)}
     for k, ax in enumerate(axes.flat):
         if k >= len(graphs):
             ax.set_visible(False)
             continue
-        graph = graphs[k]
-        mine = levels[levels["graph"] == graph]
-        logical = mine.drop_duplicates("level")
-        ax.plot(logical["level"], logical["logical_edges"], color="#7f7f7f", linewidth=3, alpha=0.5,
-                label="logical edge frontier")
-        for kernel, rows_of in mine.groupby("kernel", sort=False):
-            ax.plot(rows_of["level"], rows_of["edge_queue"], color=colors.get(kernel, "#1f77b4"),
-                    label=f"{kernel} edge queue", **_marker(len(rows_of)))
-        over = couplings[(couplings["graph"] == graph) & couplings["overflow"].astype(bool)]["kernel"]
-        if len(over):
-            ax.text(0.02, 0.04, f"{', '.join(over)}: queue overflow", transform=ax.transAxes, fontsize=7,
+        mine = levels[levels["graph"] == graphs[k]]
+        logical = mine[mine["kernel"] == "two-phase"]
+        ax.plot(logical["level"], logical["logical_edges"], color="#7f7f7f", linewidth=3, alpha=0.5)
+        for kernel in kernels:
+            rows_of = mine[(mine["kernel"] == kernel) & ~mine["overflow"].astype(bool)]
+            ax.plot(rows_of["level"], rows_of["edge_queue"], color=colors[kernel], **_marker(len(rows_of)))
+        over = mine[mine["overflow"].astype(bool)]["kernel"].tolist()
+        if over:
+            ax.text(0.02, 0.96, "overflow:\n" + "\n".join(over), transform=ax.transAxes, fontsize=7, va="top",
                     color="#d62728")
         ax.set_yscale("log")
-        ax.set_title(graph, fontsize=9)
+        ax.set_title(re.sub(r",stencil=5|,seed=\d+", "", graphs[k]), fontsize=9)
         ax.grid(True, alpha=0.3)
     for ax in axes[:, 0]:
         ax.set_ylabel("ids (log)")
@@ -170,8 +172,36 @@ def redundant_expansion_figure(levels: pd.DataFrame, couplings: pd.DataFrame) ->
         ax.set_xlabel("BFS level")
     handles = [Line2D([], [], color="#7f7f7f", linewidth=3, alpha=0.5, label="logical edge frontier")] + [
         Line2D([], [], color=color, label=f"{kernel} edge queue") for kernel, color in colors.items()]
-    figure.legend(handles=handles, fontsize=8, loc="outside lower center", ncols=3)
+    figure.legend(handles=handles, fontsize=8, loc="outside lower center", ncols=min(4, len(handles)))
     _title(figure, "Redundant expansion: a two-phase BFS's edge queues against the logical edge frontiers")
+    return figure
+
+
+def couplings_measured_figure(measured: pd.DataFrame) -> Figure:
+    """Seed 001 Fig. 10 from a committed GPU run: per graph, each coupling's measured GTEPS over
+    expand-contract's (bars), the measured GTEPS printed above each (`couplings_measured`)."""
+    graphs = list(dict.fromkeys(measured["graph"]))
+    kernels = list(dict.fromkeys(measured["kernel"]))
+    figure, axes = _new((max(6.5, 1.3 * len(graphs) + 2.5), 4.0))
+    ax = axes[0, 0]
+    x = np.arange(len(graphs))
+    width = 0.8 / max(len(kernels), 1)
+    colors = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+    for k, kernel in enumerate(kernels):
+        rows = measured[measured["kernel"] == kernel].set_index("graph").reindex(graphs)
+        bars = ax.bar(x + (k - (len(kernels) - 1) / 2) * width, rows["vs_expand_contract"].to_numpy(dtype=np.float64),
+                      width, color=colors[k % len(colors)], label=kernel)
+        for bar, gteps in zip(bars, rows["gteps"]):
+            if gteps == gteps:
+                ax.text(bar.get_x() + bar.get_width() / 2, bar.get_height(), f"{gteps:.3g}", ha="center",
+                        va="bottom", fontsize=6, rotation=90)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_ylabel("GTEPS / expand-contract's")
+    short = [re.sub(r",(a|b|c)=0\.\d+|,stencil=5|,seed=\d+", "", g) for g in graphs]  # the generators' defaults
+    ax.set_xticks(x, short, rotation=25, ha="right", fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _title(figure, f"Seed 001's couplings measured on {measured['device'].iloc[0]} (GTEPS above each bar)")
     return figure
 
 

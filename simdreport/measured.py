@@ -268,3 +268,68 @@ def first_source(run: MeasuredRun) -> int:
         if int(source) in measured:
             return int(source)
     return int(run.measured["source"].iloc[0])
+
+
+
+def committed_coupling_runs(profile_name: str, roots=None) -> list[tuple[Path, dict]]:
+    """The committed GPU runs of seed 001's couplings (`gpu_validate.coupling_validation`: a folder under
+    ROOT/<device>/ with its summary.json) measured with profile `profile_name`: (folder, summary)."""
+    runs = []
+    for root in default_roots() if roots is None else [Path(r) for r in roots]:
+        for summary in sorted([*root.glob("*/summary.json"), *root.glob("*/*/summary.json")]):
+            try:
+                record = json.loads(summary.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as error:
+                warnings.warn(f"{summary}: unreadable ({str(error).splitlines()[0]}); left out", DataWarning,
+                              stacklevel=2)
+                continue
+            if isinstance(record, dict) and record.get("profile") == profile_name and \
+                    str(record.get("command", "")).startswith("python -m gpu_validate.coupling_validation"):
+                runs.append((summary.parent, record))
+    return runs
+
+
+def couplings_measured_table(runs) -> pd.DataFrame:
+    """Seed 001 Fig. 10's numbers from the first run of `runs` (committed_coupling_runs) that holds all
+    four couplings: per (graph, kernel) the median GTEPS over its sources and that over expand-contract's."""
+    from simdmodel.couplings import COUPLINGS
+
+    columns = ["device", "run", "graph", "kernel", "gteps", "vs_expand_contract"]
+    for folder, record in runs:
+        throughput = read_table(folder / "pooled" / "throughput.csv")
+        if not set(COUPLINGS) <= set(throughput["kernel"]):
+            continue
+        medians = throughput.groupby(["graph", "kernel"], sort=False)["gteps"].median().reset_index()
+        base = medians[medians["kernel"] == "expand-contract"].set_index("graph")["gteps"]
+        medians["vs_expand_contract"] = medians["gteps"] / medians["graph"].map(base)
+        return medians.assign(device=record.get("device", folder.name), run=display_folder(folder))[columns]
+    return pd.DataFrame(columns=columns)
+
+
+def queue_levels_table(runs) -> pd.DataFrame:
+    """Seed 001 Fig. 7's numbers from the first run of `runs` with two-phase BFS in several lookup modes:
+    per (graph, kernel, level) the edge queue each contraction read (the first source, the planning run)
+    beside the logical edge frontier (what the atomic two-phase BFS, which no race touches, read); a
+    kernel whose queue overflowed gets one row with `overflow`."""
+    columns = ["device", "run", "graph", "kernel", "source", "level", "edge_queue", "logical_edges", "overflow"]
+    for folder, record in runs:
+        measured = read_table(table_path(folder, "measured"))
+        kernels = [k for k in dict.fromkeys(measured["kernel"]) if k.startswith("two-phase")]
+        if "two-phase" not in kernels or len(kernels) < 2:
+            continue
+        rows = []
+        for graph, mine in measured.groupby("graph", sort=False):
+            source = mine["source"].iloc[0]
+            mine = mine[mine["source"] == source]
+            logical = mine[(mine["kernel"] == "two-phase") & (mine["phase"] == "contract")].set_index("level")["input"]
+            for kernel in kernels:
+                runs_of = mine[mine["kernel"] == kernel]
+                if (runs_of["phase"] == "overflow").any():
+                    rows.append({"graph": graph, "kernel": kernel, "source": source, "overflow": True})
+                    continue
+                contract = runs_of[runs_of["phase"] == "contract"]
+                rows += [{"graph": graph, "kernel": kernel, "source": source, "level": int(r.level),
+                          "edge_queue": int(r.input), "logical_edges": logical.get(r.level), "overflow": False}
+                         for r in contract.itertuples()]
+        return pd.DataFrame(rows).assign(device=record.get("device", folder.name), run=display_folder(folder))[columns]
+    return pd.DataFrame(columns=columns)

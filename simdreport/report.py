@@ -23,7 +23,8 @@ from simdmodel.generators import canonical_spec, is_generator_spec
 from . import figures as fig
 from .collect import TOPO, GraphData, collect_graph
 from .defaults import L2_MODEL, SEED, TIME_MODEL, choose_gpu, settings_line
-from .measured import MeasuredRun, committed_runs, read_run
+from .measured import (MeasuredRun, committed_coupling_runs, committed_runs, couplings_measured_table,
+                       queue_levels_table, read_run)
 from .suites import SuiteGraph, graph_slug, size_hint, suite_for
 from .tables import report_tables
 from .workers import run_calls
@@ -98,16 +99,25 @@ def draw_figures(report: Report, graph_figures: list[list[fig.ReportFigure]]) ->
             f"predictions): the GPU's pick on {report.settings['gpu']} beside the serial and multi-threaded BFS on "
             f"CPU {report.settings['cpu']} (the loop's measured costs, caches warm).", "summary",
             fig.render(fig.gpu_cpu_figure(summary, report.settings["gpu"], report.settings["cpu"]))))
-    couplings = report.tables["couplings"]
-    if len(couplings):
+    levels = report.tables.get("queue_levels_measured")
+    if levels is not None:
         drawn["suite"].append(fig.ReportFigure(
-            "02-suite-redundant-expansion", "Redundant expansion (seed 001 Fig. 7)",
-            "Per graph, the edge queue each contraction of a two-phase BFS reads, per level, beside the logical edge "
-            "frontier (the model, BFS from each graph's prediction source): with the atomic lookup (two-phase) they "
-            "coincide; with seed 001's plain-store lookup and both culling heuristics (two-phase-history) ids that "
-            "race through the lookup are expanded again, level after level, until a queue would outgrow 2m ids.",
-            "coupling_levels",
-            fig.render(fig.redundant_expansion_figure(report.tables["coupling_levels"], couplings))))
+            "00-suite-redundant-expansion", "Redundant expansion measured (seed 001 Fig. 7)",
+            f"Per graph of the committed GPU run {levels['run'].iloc[0]} ({levels['device'].iloc[0]}), the edge "
+            "queue each contraction of a two-phase BFS read, per level, in each lookup mode, beside the logical edge "
+            "frontier (what the atomic lookup, which no race touches, read): ids that race through seed 001's "
+            "plain-store lookup are expanded again, level after level (-label: no culling; -history: both culling "
+            "heuristics), until a queue may outgrow 2m ids (overflow).", "queue_levels_measured",
+            fig.render(fig.redundant_expansion_figure(levels))))
+    measured = report.tables.get("couplings_measured")
+    if measured is not None and len(measured):
+        first = measured[measured["run"] == measured["run"].iloc[0]]
+        drawn["suite"].append(fig.ReportFigure(
+            "00-suite-couplings-measured", "Seed 001's couplings measured (seed 001 Fig. 10)",
+            f"The traversal rate of each coupling (the atomic lookup) over expand-contract's on the graphs of the "
+            f"committed GPU run {first['run'].iloc[0]} ({first['device'].iloc[0]}; the median over its sources), "
+            "measured only: the operator machine does not model the coupled kernels yet.", "couplings_measured",
+            fig.render(fig.couplings_measured_figure(first))))
     for data, items in zip(report.graphs, graph_figures):
         drawn[data.label] = items
     report.figures = drawn
@@ -284,7 +294,13 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
             "graphs_from": graphs_from, "cpu": None if cpu_profile is None else cpu_profile.name,
             "cpu_description": None if cpu_profile is None else cpu_profile.description,
         }
-        report = Report(settings, graphs, report_tables(graphs, settings["saturation_mlp"]))
+        tables = report_tables(graphs, settings["saturation_mlp"])
+        coupling_runs = committed_coupling_runs(profile.name)
+        for name, table in (("couplings_measured", couplings_measured_table(coupling_runs)),
+                            ("queue_levels_measured", queue_levels_table(coupling_runs))):
+            if len(table):
+                tables[name] = table
+        report = Report(settings, graphs, tables)
         draw_figures(report, [figures for _, figures in collected])
         target.write(report)
     except BaseException:

@@ -106,7 +106,6 @@ def report_tables(graphs: list[GraphData], saturation_mlp: float | None) -> dict
         "lanes_per_level": _stack(graphs, "lanes_per_level"),
         "lanes_by_phase": _stack(graphs, "lane_phases"),
         "couplings": _stack(graphs, "couplings"),
-        "coupling_levels": _stack(graphs, "coupling_levels"),
         "opm_rounds": _stack(graphs, "rounds"),
         "opm_servers": _stack(graphs, "server_rounds"),
         "opm_launches": launches,

@@ -162,14 +162,18 @@ def test_report_folder_holds_page_markdown_figures_and_tables(report_dir):
     assert sorted(p.name for p in report_dir.iterdir()) == ["figures", "index.html", "report.md", "tables"]
     assert leftovers(report_dir.parent) == []
     figures = sorted(p.name for p in (report_dir / "figures").iterdir())
-    # Suite boxplot and redundant expansion + 9 per graph + 3 measured figures (time, CTE, ME) for the graph
-    # with measurements.
-    assert len(figures) == 2 + 2 * 9 + 3
-    assert "02-suite-redundant-expansion.png" in figures
+    # Suite boxplot, the committed H200 couplings run's Figs. 7 and 10 + 9 per graph + 3 measured figures
+    # (time, CTE, ME) for the graph with measurements.
+    assert len(figures) == 3 + 2 * 9 + 3
+    assert {"00-suite-redundant-expansion.png", "00-suite-couplings-measured.png"} <= set(figures)
     couplings = pd.read_csv(report_dir / "tables" / "couplings.csv")
-    assert set(couplings["kernel"]) == {"two-phase", "two-phase-history"}
-    atomic = couplings[couplings["kernel"] == "two-phase"]
-    assert (atomic["redundant_expansion"] == 1.0).all() and (atomic["words"] <= atomic["formula_words"]).all()
+    assert set(couplings["kernel"]) == {"two-phase"} and (couplings["redundant_expansion"] == 1.0).all()
+    assert (couplings["words"] <= couplings["formula_words"]).all()
+    levels = pd.read_csv(report_dir / "tables" / "queue_levels_measured.csv")
+    done = levels[~levels["overflow"]]
+    assert (done["edge_queue"] >= done["logical_edges"]).all() and levels["overflow"].any()
+    fig10 = pd.read_csv(report_dir / "tables" / "couplings_measured.csv")
+    assert (fig10[fig10["kernel"] == "expand-contract"]["vs_expand_contract"] == 1.0).all()
     cte = pd.read_csv(report_dir / "tables" / "measured_rounds.csv")
     assert cte["cte_model_ns"].notna().all() and (cte["cte_model_ns"] > 0).all()
     equations = cte.groupby("kernel")["cte_model"].unique()
