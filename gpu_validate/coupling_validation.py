@@ -89,12 +89,12 @@ def launch_table(timed, counted, predicted) -> pd.DataFrame:
     from simdmodel.couplings import TRAFFIC
 
     first = counted[counted["run"] == 0] if "run" in counted else counted
+    groups = {"": dict(iter(first.groupby(KEYS, sort=False))), "predicted_": dict(iter(predicted.groupby(KEYS)))}
     tables = []
     for key, rows in timed.groupby(KEYS, sort=False):
         rows = rows.reset_index(drop=True)
-        for source, prefix in ((first, ""), (predicted, "predicted_")):
-            other = source.set_index(KEYS).loc[[key]].reset_index(drop=True) if key in source.set_index(KEYS).index \
-                else pd.DataFrame()
+        for prefix, by_key in groups.items():
+            other = by_key.get(key, pd.DataFrame()).reset_index(drop=True)
             if len(other) == len(rows) and _sequence(other) == _sequence(rows) and "overflow" not in rows["phase"].values:
                 columns = list(TRAFFIC) + ([] if not prefix else ["output"])
                 for column in columns:

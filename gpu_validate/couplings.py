@@ -29,7 +29,6 @@ from .device import require_gpu
 from .timing import time_launches
 
 MAX_LAUNCHES = 1 << 16
-PLAN_COLUMNS = ("kernel", "source", "level", "phase", "grid", "input", "output")
 
 
 class GpuCoupledBfs:
@@ -51,7 +50,7 @@ class GpuCoupledBfs:
         self.queues = {"vertex": [cp.empty(self.capacity, dtype=cp.int32) for _ in range(2)],
                        "edge": [cp.empty(self.capacity, dtype=cp.int32) for _ in range(2)]}
         self.sizes = cp.zeros(MAX_LAUNCHES + 1, dtype=cp.int32)
-        self.piece_capacity = self.capacity // PIECE + n + 1  # a list of d > PIECE edges makes < 2 d / PIECE
+        self.piece_capacity = self.capacity // PIECE + n + 1  # a long list of d edges makes <= d / PIECE + 1
         self.pieces = cp.empty((self.piece_capacity, 4), dtype=cp.int32)
         self.piece_counts = cp.zeros(MAX_LAUNCHES + 1, dtype=cp.int32)
         self.long_lists = has_long_lists(graph)
@@ -108,8 +107,10 @@ class GpuCoupledBfs:
         self.kernels[phase]((step["grid"],), (DEFAULT_BLOCK,), args)
 
     def plan(self, source: int, on_launch=None) -> pd.DataFrame:
-        """The launches of a BFS from `source` as its first run makes them (PLAN_COLUMNS), checked.
-        `on_launch(row)` after each launch may add to its row (the instrumented counts)."""
+        """The launches of a BFS from `source` as its first run makes them, checked: kernel, source, level,
+        phase, grid, input (queue entries, or a `pieces` launch's pieces), output (the queue's size after it)
+        and `_step` (what `_launch` needs to run it again). `on_launch(row)` after each launch may add to
+        its row (the instrumented counts)."""
         self._reset(source)
         rows, slots = [], {"vertex": 0, "edge": 0}
         queue, counter, pieces = ("vertex", 0), 0, 0

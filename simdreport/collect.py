@@ -6,9 +6,7 @@ frontier sizes per level (seed 000 Fig. 2), lane accounting of every mapping ove
 (`opmachine.rank_mappings`, seed 003 §6-7) of one BFS from the first source with every mapping,
 ranked by predicted time; for the fastest (the pick) and for seed 003's topology-driven kernel
 (or, when topo is the pick, the mapping with the highest ME) the jobs, sectors and DRAM outcomes
-per server, MLP, bottleneck and time per launch, summed here per round. Seed 001's couplings of that
-BFS (`simdmodel.couplings`, REPORT_COUPLINGS): the ids each enqueues and its explicit traffic beside
-seed 001's formula. With a CPU profile, the same
+per server, MLP, bottleneck and time per launch, summed here per round. With a CPU profile, the same
 BFS on that CPU (`cpu_prediction`): the serial and the multi-threaded topology-driven BFS, so the
 report answers "GPU or CPU for this graph?".
 """
@@ -21,9 +19,7 @@ import pandas as pd
 
 import opmachine as om
 import simdmodel as sm
-from opmachine.kernels import DEFAULT_BLOCK
 from simdmodel.algorithms import BFS
-from simdmodel.couplings import coupling_summary, parse_coupling
 from simdmodel.errors import InputError
 from simdmodel.frontier import check_source
 from simdmodel.lanes import frontier_sizes
@@ -33,10 +29,6 @@ from .measured import MeasuredComparison, compare_run, display_folder, first_sou
 from .suites import SuiteGraph
 
 TOPO = "topo"
-REPORT_COUPLINGS = ("two-phase",)
-"""The coupling the report models per graph (its traffic against seed 001's formula), with the atomic
-lookup: the model of the plain-store lookup's races overstates them tenfold (the H200 couplings results)
-and costs seconds a graph; `simdmodel couplings` models every coupling and mode."""
 
 
 @dataclass(eq=False)
@@ -66,8 +58,6 @@ class GraphData:
     measured: MeasuredComparison | None = field(default=None)
     measured_note: str | None = field(default=None)
     cpu: dict | None = field(default=None)
-    couplings: pd.DataFrame | None = field(default=None)
-    """Per coupling of REPORT_COUPLINGS: `simdmodel.couplings.coupling_summary` of the BFS from `opm_source`."""
 
     @property
     def label(self) -> str:
@@ -211,10 +201,6 @@ def collect_graph(graph: SuiteGraph, profile, sources: int = 10, seed: int = SEE
         server_rounds=server_round_table(per_server), rounds=round_table(launches), ranking=ranking,
         measured_note=note,
     )
-    say("modelling seed 001's couplings")
-    grid = profile.full_wave_grid(DEFAULT_BLOCK)
-    data.couplings = coupling_summary(loaded, [source], [parse_coupling(k) for k in REPORT_COUPLINGS], grid,
-                                      grid * DEFAULT_BLOCK)[0]
     if cpu is not None:
         say(f"predicting the CPU BFS on {cpu.name}")
         data.cpu = cpu_prediction(loaded, source, cpu)

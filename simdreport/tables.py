@@ -105,7 +105,6 @@ def report_tables(graphs: list[GraphData], saturation_mlp: float | None) -> dict
         "lanes": _stack(graphs, "lanes"),
         "lanes_per_level": _stack(graphs, "lanes_per_level"),
         "lanes_by_phase": _stack(graphs, "lane_phases"),
-        "couplings": _stack(graphs, "couplings"),
         "opm_rounds": _stack(graphs, "rounds"),
         "opm_servers": _stack(graphs, "server_rounds"),
         "opm_launches": launches,

@@ -1,8 +1,6 @@
 """The report's prose, shared by index.html and report.md: settings, a reading guide, per-graph facts."""
 from __future__ import annotations
 
-from simdmodel.couplings import DEFAULT_MODE, parse_coupling
-
 from .collect import GraphData, fastest_cpu_ns
 
 
@@ -68,21 +66,6 @@ def phase_sentence(phases) -> str:
     return "".join(parts)
 
 
-def coupling_sentence(couplings) -> str:
-    """Seed 001's couplings of the BFS: each atomic one's explicit traffic against its formula, and what
-    the plain-store lookup's races do (tables/couplings.csv)."""
-    atomic = couplings["kernel"].map(lambda k: parse_coupling(k).mode == DEFAULT_MODE)
-    done = couplings[atomic & ~couplings["overflow"].astype(bool)]
-    words = ", ".join(f"{row.kernel} {int(row.words) / row.formula_words:.2f}x" for row in done.itertuples())
-    races = "".join(
-        f" {row.kernel} (seed 001's lookup without atomics) " + (
-            "overflows its queues: races expand vertices again, level after level" if row.overflow else
-            f"expands {row.redundant_expansion:.2f}x the edges a BFS traverses") + "."
-        for row in couplings[~atomic].itertuples())
-    return (f" Seed 001's couplings with the atomic lookup move this share of their formula's explicit traffic: "
-            f"{words} (culling spares some bitmask reads).{races}")
-
-
 def graph_facts(data: GraphData) -> str:
     """One paragraph of the numbers that matter for a graph."""
     info = data.info
@@ -98,8 +81,6 @@ def graph_facts(data: GraphData) -> str:
              f"level-adaptive kernel (each level's fastest mapping) would be {ranking.adaptive_gain():.2f}x as fast "
              "as the pick alone.")
     facts += phase_sentence(data.lane_phases)
-    if data.couplings is not None and len(data.couplings):
-        facts += coupling_sentence(data.couplings)
     if data.cpu:
         cpu = data.cpu
         threads = (f", on {cpu['threads']} threads {cpu['threads_ns'] / 1e6:.3g} ms" if cpu["threads"] else "")
