@@ -50,8 +50,16 @@ def main(argv=None) -> int:
     from gpu_validate.device import device_info, profile_for_device
     from gpu_validate.validate import traversal_bounds
 
-    info = device_info()
-    profile = om.load_profile(args.gpu or profile_for_device(info))
+    from simdmodel.errors import InputError
+
+    try:  # every label before the GPU: a typo is one line
+        kernels = {label: parse_coupling(label) if is_coupling(label) else om.parse_kernel(label)
+                   for label in args.kernels.split(",")}
+        info = device_info()
+        profile = om.load_profile(args.gpu or profile_for_device(info))
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     rows = []
     for spec in args.graphs.split(";"):
         graph = sm.load_graph(spec)
@@ -61,9 +69,8 @@ def main(argv=None) -> int:
         traversed = np.array([edges[s] for s in sources], dtype=np.float64)
         bounds = {k: float(np.median(v)) for k, v in
                   traversal_bounds(traversed, graph.n, graph.m, profile.dram_bandwidth_gbs, profile.gather).items()}
-        for label in args.kernels.split(","):
-            gpu = GpuCoupledBfs(graph, parse_coupling(label), profile) if is_coupling(label) \
-                else GpuBfs(graph, om.parse_kernel(label), profile)
+        for label, kernel in kernels.items():
+            gpu = GpuCoupledBfs(graph, kernel, profile) if is_coupling(label) else GpuBfs(graph, kernel, profile)
             rates = [edges[s] / gpu.time_bfs(s, repeats=args.repeats)["time_ns"].sum() for s in sources]
             row = {"graph": spec, "kernel": label, "gteps": float(np.median(rates)), "gteps_min": min(rates),
                    "gteps_max": max(rates), "edges": float(np.median(traversed)), **bounds}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simdmodel.couplings import is_coupling
 from simdmodel.errors import InputError
 from simdmodel.strategies import STRATEGIES, WARP_SIZE, Mapping, check_cta_size, parse_mapping
 
@@ -63,6 +64,10 @@ def parse_kernel(text: str) -> Kernel:
     except InputError as error:
         if not str(error).startswith("unknown mapping"):
             raise
+    if is_coupling(name):
+        raise InputError(f"{text!r} is one of seed 001's couplings, which the operator machine does not time yet "
+                         "(`simdmodel couplings` models their queues and traffic; gpu_validate.coupling_validation "
+                         "measures them)")
     others = [n for n in STRATEGIES if n != "group"]
     choices = ", ".join(others[:-1]) + (" or " if len(others) > 1 else "") + others[-1]
     raise InputError(f"unknown kernel {text!r} (choose topo, sm-S with S in 1..{WARP_SIZE}, {choices})") from None
