@@ -32,10 +32,16 @@ exactly when no race lets a duplicate through and the lookup does not cull (mode
 stores and label reads behind unset bits are counted too, outside the formulas. The host's set-up (the
 source into the first vertex queue, its label) counts as one vertex-queue write and one label store.
 
+Lists longer than BIG_LIST leave an expanding launch as pieces, which a `pieces` launch after it
+gathers over the whole grid (their edges, and an expand-contract's lookups of them, are that launch's).
+
 The model runs the launches in queue order: an expansion writes its lists in vertex order, a lookup
 walks its ids in tiles of 256 (`lookup_launch`, the wave rule across warps). The GPU places each CTA's
-block of a queue where an atomic counter puts it, and its fused expand-contract looks neighbours up
-in gathering order, so where races occur the model is approximate; without races it is exact.
+block of a queue where an atomic counter puts it, its contraction takes two tiles a CTA, and its fused
+expand-contract looks neighbours up in gathering order, so where races occur the model is approximate
+(measured on an H200 it overstates seed 001's plain-store races tenfold over a whole BFS); the atomic
+lookup has none, and there the queues and the column, row-offset, queue and label-store counts are
+exact (bitmask reads and stores and label reads depend on what culling and stale bits let through).
 """
 from __future__ import annotations
 
