@@ -1,6 +1,6 @@
 // Seed 001's couplings of expansion and contraction (§5), built from scan+warp+CTA gathering (`swc.cu`)
 // and the status lookup with culling (`status_lookup.cuh`, MODE 1..4: the label is always checked, so
-// levels are exact whatever races let through). Four kernels; the host strings them together per
+// levels are exact whatever races let through). Six kernels; the host strings them together per
 // coupling (`gpu_validate/couplings.py`):
 // - `couple_expand`: vertex queue -> edge queue (the adjacency lists of its vertices, duplicates too);
 // - `couple_contract`: edge queue -> vertex queue (the ids that pass the lookup, labelled `next`);
@@ -14,7 +14,8 @@
 // `out_size`, so a replayed launch sequence sizes itself whatever races did. Output slots are reserved
 // with one atomicAdd per CTA chunk (gathers, tile contraction) or per warp instruction (the fused
 // lookup); a slot past `capacity` is not written and sets `*overflow`, which the host turns into an
-// error. Chunks and tiles are C = 256 entries, chunk c on CTA c mod grid.
+// error. Chunks and tiles are C = 256 entries, chunk c on CTA c mod grid (a contraction takes
+// CONTRACT_ITEMS tiles at once).
 #include "status_lookup.cuh"
 
 #define FULL 0xffffffffu
