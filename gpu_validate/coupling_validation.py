@@ -17,7 +17,8 @@ no time. Writes into DIR:
   component / time) and the physical bound (`validate.traversal_bounds`) with fraction_of_bound;
 - summary.json: device, driver, date, command, per (graph, kernel) medians, and
   redundant_expansion_max (measured, the default `atomic` lookup with both culling heuristics, the
-  largest over graphs; per lookup mode in redundant_expansion_max_by_mode, null where a queue overflowed).
+  largest over graphs; per lookup mode in redundant_expansion_max_by_mode, null where a queue overflowed);
+  best_coupling_agreement is null until the couplings have a time model.
 
     python -m gpu_validate.coupling_validation SPEC [SPEC ...] [--kernels K,K] [--sources 3]
         [--repeats 5] [--counts 3] [--out DIR]
@@ -174,19 +175,21 @@ def summarize(traffic: pd.DataFrame, throughput: pd.DataFrame) -> dict:
         mode = row["mode"]
         if mode not in by_mode or (by_mode[mode] is not None and (worst is None or worst > by_mode[mode])):
             by_mode[mode] = worst
-    return {"rows": per, "redundant_expansion_max": by_mode.get("atomic"), "redundant_expansion_max_by_mode": by_mode}
+    return {"rows": per, "redundant_expansion_max": by_mode.get("atomic"), "redundant_expansion_max_by_mode": by_mode,
+            "best_coupling_agreement": None,
+            "best_coupling_agreement_note": "no predicted time: the operator machine does not model the couplings yet"}
 
 
 def write(out: Path, tables: dict, record: dict) -> None:
     """The run's files, each whole or not at all (simdmodel.atomic)."""
-    from simdmodel.atomic import atomic_path, write_text
+    from simdmodel.atomic import write_csv_gz, write_text
 
     (out / "pooled").mkdir(parents=True, exist_ok=True)
     for name, table in tables.items():
-        path = out / name
-        with atomic_path(path) as temp:
-            compression = {"method": "gzip", "mtime": 0} if name.endswith(".gz") else None
-            table.to_csv(temp, index=False, compression=compression)
+        if name.endswith(".gz"):
+            write_csv_gz(out / name, table)
+        else:
+            write_text(out / name, table.to_csv(index=False))
     write_text(out / "summary.json", json.dumps(record, indent=1) + "\n")
 
 

@@ -147,11 +147,10 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     record["rows"] = rows
-    from simdmodel.atomic import atomic_path, write_text
+    from simdmodel.atomic import write_csv_gz, write_text
 
     out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out / "lookup.csv.gz") as temp:  # same table, same bytes
-        pd.concat(tables, ignore_index=True).to_csv(temp, index=False, compression={"method": "gzip", "mtime": 0})
+    write_csv_gz(out / "lookup.csv.gz", pd.concat(tables, ignore_index=True))  # same table, same bytes
     write_text(out / "summary.json", json.dumps(record, indent=1) + "\n")
     print(pd.DataFrame(rows).to_string(index=False))
     return 0

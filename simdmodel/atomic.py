@@ -7,6 +7,7 @@ stop at once (the command line's Ctrl-C, which exits without unwinding) removes 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import os
 import shutil
 import tempfile
@@ -142,3 +143,11 @@ def write_text(target, text: str) -> None:
     """Write `text` to `target` atomically."""
     with atomic_path(target) as temp:
         temp.write_text(text, encoding="utf-8")
+
+
+def write_csv_gz(target, table) -> None:
+    """`table` (a pandas DataFrame) as gzip-compressed CSV at `target`, all or nothing, and the same
+    bytes for the same table: no time stamp and no file name in the gzip header."""
+    with atomic_path(target) as temp, open(temp, "wb") as raw, \
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as packed:
+        packed.write(table.to_csv(index=False).encode("utf-8"))

@@ -247,3 +247,17 @@ def test_ctrl_c_during_a_report_leaves_neither_staging_folder_nor_worker(tmp_pat
     time.sleep(1)
     workers = subprocess.run(["pgrep", "-f", "simdreport.workers"], capture_output=True, text=True).stdout.split()
     assert workers == []
+
+
+def test_a_gzipped_table_is_the_same_bytes_each_time_and_nothing_else_is_left(tmp_path):
+    import gzip
+
+    from simdmodel.atomic import write_csv_gz
+
+    table = pd.DataFrame({"level": [0, 1, 2], "kernel": ["hybrid"] * 3})
+    write_csv_gz(tmp_path / "a.csv.gz", table)
+    first = (tmp_path / "a.csv.gz").read_bytes()
+    write_csv_gz(tmp_path / "a.csv.gz", table)
+    assert (tmp_path / "a.csv.gz").read_bytes() == first and [p.name for p in tmp_path.iterdir()] == ["a.csv.gz"]
+    assert first[3] == 0 and first[4:8] == b"\0\0\0\0"  # no file name, no time stamp in the header
+    assert gzip.decompress(first).decode() == table.to_csv(index=False)
