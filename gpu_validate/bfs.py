@@ -174,14 +174,8 @@ class GpuBfs:
         `through` (after a replayed round) those of levels 0..`through`, every other vertex unvisited."""
         levels = BFS.reference(front)
         expected = levels if through is None else np.where((levels >= 0) & (levels <= through), levels, UNVISITED)
-        got = self.level.get()
-        if not np.array_equal(got, expected):
-            bad = np.flatnonzero(got != expected)
-            v = int(bad[0])
-            run, lost = ("BFS", "timing") if through is None else (f"round {through - 1}", "counters")
-            raise LevelMismatch(
-                f"{self.kernel.label} {run} from {source} on {self.graph.name}: {bad.size} vertices have wrong levels "
-                f"(first: vertex {v}, GPU {int(got[v])}, CPU {int(expected[v])}); no {lost} reported")
+        run, lost = ("BFS", "timing") if through is None else (f"round {through - 1}", "counters")
+        check_levels(self.level.get(), expected, f"{self.kernel.label} {run} from {source} on {self.graph.name}", lost)
 
     def time_bfs(self, source: int, repeats: int = 5, warmup: int = 1) -> pd.DataFrame:
         """Per-launch time of a BFS from `source`: CUDA events, `warmup` untimed runs, median of `repeats`."""
@@ -252,6 +246,16 @@ class GpuBfs:
             rows.append({**_key(self.kernel, source, level, "compact"), "grid": grid})
         self._check(source, front, through=level + 1)
         return rows
+
+
+def check_levels(got: np.ndarray, expected: np.ndarray, run: str, lost: str) -> None:
+    """LevelMismatch naming `run` (which kernel, round or BFS, source, graph) and the first wrong vertex
+    unless the GPU's levels `got` equal the CPU BFS's `expected`: then no `lost` (timing, counters) is reported."""
+    if not np.array_equal(got, expected):
+        bad = np.flatnonzero(got != expected)
+        v = int(bad[0])
+        raise LevelMismatch(f"{run}: {bad.size} vertices have wrong levels (first: vertex {v}, GPU {int(got[v])}, "
+                            f"CPU {int(expected[v])}); no {lost} reported")
 
 
 def _key(kernel, source, level, phase) -> dict:

@@ -107,14 +107,12 @@ def launch_table(timed, counted, predicted) -> pd.DataFrame:
 def traffic_table(counted, predicted, graph) -> pd.DataFrame:
     """Per (kernel, source): words per category measured and predicted, explicit words, the formula,
     and the redundant expansion factor measured (median, min, max over counted runs) and predicted."""
-    import simdmodel as sm
-    from simdmodel.couplings import FORMULA_TRAFFIC, TRAFFIC, parse_coupling
+    from simdmodel.couplings import FORMULA_TRAFFIC, SETUP_WORDS, TRAFFIC, parse_coupling, traversed
 
-    degrees = graph.degrees()
     rows = []
+    reach = {int(source): traversed(graph, source) for source in counted["source"].unique()}
     for (graph_name, kernel, source), runs in counted.groupby(KEYS, sort=False):
-        front = sm.bfs(graph, int(source))
-        vertices, edges = int(front.reached), int(degrees[front.vertices].sum())
+        vertices, edges = reach[int(source)]
         row = {"graph": graph_name, "kernel": kernel, "source": int(source), "reached_vertices": vertices,
                "reached_edges": edges, "formula_words": parse_coupling(kernel).formula_words(vertices, edges)}
         mine = predicted[(predicted["kernel"] == kernel) & (predicted["source"] == source)]
@@ -124,9 +122,8 @@ def traffic_table(counted, predicted, graph) -> pd.DataFrame:
                 continue
             row[f"{name}_overflow"] = False
             first = table[table["run"] == 0] if "run" in table else table
-            setup = {"vertex_write": 1, "label_write": 1, "mask_write": 1}  # the host's (coupled_launches' first row)
-            for category in TRAFFIC:
-                row[f"{name}_{category}"] = int(first[category].sum()) + setup.get(category, 0)
+            for category in TRAFFIC:  # the launches' words and the host's set-up
+                row[f"{name}_{category}"] = int(first[category].sum()) + SETUP_WORDS.get(category, 0)
             row[f"{name}_words"] = int(sum(row[f"{name}_{c}"] for c in FORMULA_TRAFFIC))
             runs_of = table["run"] if "run" in table else pd.Series(0, index=table.index)
             factors = table.groupby(runs_of)["column"].sum() / max(edges, 1)

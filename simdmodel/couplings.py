@@ -74,6 +74,8 @@ PIECE = 1024
 LOOKUP_PHASES = ("contract", "expand-contract", "contract-expand")
 QUEUE_HEADROOM = 2
 """A queue holds QUEUE_HEADROOM * m ids (at least n + 1), on the GPU and in the model alike."""
+SETUP_WORDS = {"vertex_write": 1, "label_write": 1, "mask_write": 1}
+"""The host's set-up of every coupled BFS: the source into the first vertex queue, its label and bit."""
 LAUNCH_COLUMNS = ("level", "phase", "input", "output", "logical_vertices", "logical_edges", *TRAFFIC)
 
 
@@ -207,9 +209,8 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
             if ids.size else 0
         return kept[:count], dict(zip(STATUS_ACCESSES, accesses))
 
-    def split(queue, queued=True):  # a queue's short lists' ids, and its long lists (left as pieces)
-        long = degrees[queue] > BIG_LIST
-        return gather(queue[~long] if long.any() else queue, queued), queue[long]
+    def is_long(queue):  # the lists an expanding launch leaves as pieces
+        return degrees[queue] > BIG_LIST
 
     def record(level, phase, queue_size, out_size, words):
         inside = level < logical.depth
@@ -222,18 +223,19 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
             out, status = lookup(queue)
             record(level, phase, queue.size, out.size, _words(edge_read=queue.size, vertex_write=out.size, **status))
             return out
-        if phase == "expand-contract":
-            ids, long = split(queue, queued=False)
+        if phase == "expand-contract":  # short lists looked up by the launch, long ones by its pieces after it
+            long = is_long(queue)
+            ids = gather(queue[~long], queued=False)
             out, status = lookup(ids)
             check(out.size)
             record(level, phase, queue.size, out.size, _words(vertex_read=queue.size, row=2 * queue.size,
                                                               column=ids.size, vertex_write=out.size, **status))
             if has_long:
-                ids = gather(long, queued=False)
+                ids = gather(queue[long], queued=False)
                 more, status = lookup(ids)
                 out = np.concatenate((out, more))
                 check(out.size)
-                record(level, "pieces", pieces(long), out.size,
+                record(level, "pieces", pieces(queue[long]), out.size,
                        _words(column=ids.size, vertex_write=more.size, **status))
             return out
         if phase == "expand":
@@ -243,15 +245,16 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
             expanded, status = lookup(queue)
             words = _words(edge_read=queue.size, row=2 * expanded.size, **status)
         out = gather(expanded)
-        ids, long = split(expanded)
-        record(level, phase, queue.size, out.size, {**words, "column": ids.size, "edge_write": ids.size})
+        long = is_long(expanded)
+        short = out.size - int(degrees[expanded[long]].sum())
+        record(level, phase, queue.size, out.size, {**words, "column": short, "edge_write": short})
         if has_long:
-            record(level, "pieces", pieces(long), out.size, _words(column=out.size - ids.size,
-                                                                   edge_write=out.size - ids.size))
+            record(level, "pieces", pieces(expanded[long]), out.size, _words(column=out.size - short,
+                                                                             edge_write=out.size - short))
         return out
 
     rows.append({"level": 0, "phase": "setup", "input": 0, "output": 1, "logical_vertices": 1,
-                 "logical_edges": int(degrees[source]), **_words(vertex_write=1, label_write=1, mask_write=1)})
+                 "logical_edges": int(degrees[source]), **_words(**SETUP_WORDS)})
     queue = np.array([source], dtype=np.int64)
     level = 0
     for phase in coupling.start():  # (pieces are recorded by the launch they follow)
@@ -263,6 +266,12 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
             queue = launch(level, phase, queue)
         level += 1
     return pd.DataFrame(rows, columns=list(LAUNCH_COLUMNS))
+
+
+def traversed(graph: CSRGraph, source: int) -> tuple[int, int]:
+    """The n and m of seed 001's formulas for a BFS from `source`: the vertices it reaches and their edges."""
+    front = bfs(graph, int(source))
+    return int(front.reached), int(front.edge_frontier_sizes(graph).sum())
 
 
 def explicit_words(launches: pd.DataFrame) -> int:
@@ -287,13 +296,11 @@ def coupling_summary(graph: CSRGraph, sources, couplings, grid: int, resident_th
     (ids enqueued into edge and vertex queues, explicit words, the formula's words for the traversed
     component, redundant expansion; `overflow` where a queue would outgrow `queue_capacity`, the rest
     then empty), and every launch (`coupled_launches`, with kernel and source)."""
-    degrees = np.diff(graph.indptr)
     summary, launches = [], []
+    reach = {int(source): traversed(graph, source) for source in sources}
     for coupling in couplings:
         for source in sources:
-            front = bfs(graph, int(source))
-            row = {"kernel": coupling.label, "source": int(source),
-                   "formula_words": coupling.formula_words(int(front.reached), int(degrees[front.vertices].sum()))}
+            row = {"kernel": coupling.label, "source": int(source), "formula_words": coupling.formula_words(*reach[int(source)])}
             try:
                 table = coupled_launches(graph, int(source), coupling, grid, resident_threads, waves)
             except QueueOverflow:  # seed 001's runaway redundant expansion: a result, not an error

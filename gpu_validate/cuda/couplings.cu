@@ -82,6 +82,41 @@ __device__ __forceinline__ void warp_enqueue(bool keep, int value, Queues out, u
     }
 }
 
+struct Status {  // the status a lookup reads and claims, and the level it labels with
+    int* label;
+    unsigned char* mask;
+    int next;
+};
+
+struct LookupShared {  // a CTA's culling tables: one hash a warp, and the history
+    int warp[BFS_BLOCK / 32][LOOKUP_WARP_HASH];
+    int history[LOOKUP_HISTORY];
+};
+
+// One warp instruction of a fused lookup: the lanes with `active` read neighbour edge_dst[e], look it up
+// and enqueue the survivors (every lane of the warp calls it).
+template <int MODE>
+__device__ __forceinline__ void lookup_edge(const int* edge_dst, int e, bool active, Status st,
+                                            volatile LookupShared& t, Queues out, unsigned long long* traffic) {
+    int v = -1;
+    if (active) {
+        COUNT_WORDS(T_COLUMN);
+        v = load_cg(edge_dst + e);
+    }
+    const bool keep = status_lookup<MODE>(v, active, st.label, st.mask, st.next, t.warp[threadIdx.x >> 5], t.history,
+                                          traffic);
+    warp_enqueue(keep, v, out, traffic);
+}
+
+// One lane of a gather: neighbour edge_dst[e] copied to queue[slot].
+__device__ __forceinline__ void copy_edge(const int* edge_dst, int e, int* queue, int slot,
+                                          unsigned long long* traffic) {
+    COUNT_WORDS(T_COLUMN);
+    const int v = load_cg(edge_dst + e);
+    COUNT_WORDS(T_EDGE_WRITE);
+    queue[slot] = v;
+}
+
 struct GatherShared {  // the swc phases' shared state of one chunk
     int first_edge[BFS_BLOCK];
     int offset[BFS_BLOCK];
@@ -117,12 +152,7 @@ __device__ void gather_to_queue(int begin, int degree, const int* edge_dst, Queu
     for (int k = 0; k < lists; ++k) {  // CTA phase
         const int first = s.cta_first[k], d = s.cta_degree[k], to = s.cta_out[k];
 #pragma unroll 1
-        for (int i = tid; i < d; i += C) {
-            COUNT_WORDS(T_COLUMN);
-            const int v = load_cg(edge_dst + first + i);
-            COUNT_WORDS(T_EDGE_WRITE);
-            out.queue[to + i] = v;
-        }
+        for (int i = tid; i < d; i += C) copy_edge(edge_dst, first + i, out.queue, to + i, traffic);
     }
     unsigned mine = __ballot_sync(FULL, degree > 32 && degree <= C);
 #pragma unroll 1
@@ -132,12 +162,7 @@ __device__ void gather_to_queue(int begin, int degree, const int* edge_dst, Queu
         const int first = __shfl_sync(FULL, begin, owner), d = __shfl_sync(FULL, degree, owner);
         const int to = __shfl_sync(FULL, at, owner);
 #pragma unroll 1
-        for (int i = lane; i < d; i += 32) {
-            COUNT_WORDS(T_COLUMN);
-            const int v = load_cg(edge_dst + first + i);
-            COUNT_WORDS(T_EDGE_WRITE);
-            out.queue[to + i] = v;
-        }
+        for (int i = lane; i < d; i += 32) copy_edge(edge_dst, first + i, out.queue, to + i, traffic);
         __syncwarp();
     }
     int total;
@@ -149,10 +174,7 @@ __device__ void gather_to_queue(int begin, int degree, const int* edge_dst, Queu
 #pragma unroll 1
     for (int i = tid; i < total; i += C) {  // scan phase
         const int lo = owner_of(s.offset, C - 1, i);
-        COUNT_WORDS(T_COLUMN);
-        const int v = load_cg(edge_dst + s.first_edge[lo] + i - s.offset[lo]);
-        COUNT_WORDS(T_EDGE_WRITE);
-        out.queue[s.out[lo] + i - s.offset[lo]] = v;
+        copy_edge(edge_dst, s.first_edge[lo] + i - s.offset[lo], out.queue, s.out[lo] + i - s.offset[lo], traffic);
     }
     __syncthreads();
 }
@@ -199,12 +221,11 @@ __global__ void __launch_bounds__(BFS_BLOCK, BFS_MIN_BLOCKS)
 couple_contract(const int* edges, const int* in_size, int* label, unsigned char* mask, int next, int* out_queue,
                 int* out_size, int capacity, int* overflow, unsigned long long* traffic) {
     const Queues out{out_queue, out_size, capacity, overflow};
-    __shared__ volatile int s_warp[BFS_BLOCK / 32][LOOKUP_WARP_HASH];
-    __shared__ volatile int s_history[LOOKUP_HISTORY];
+    __shared__ volatile LookupShared t;
     __shared__ int s_total[BFS_BLOCK / 32];
     __shared__ int s_base;
     const int size = *in_size, warp = threadIdx.x >> 5;
-    clear_history(s_history);
+    clear_history(t.history);
     for (int group = blockIdx.x; group * CONTRACT_ITEMS * BFS_BLOCK < size; group += gridDim.x) {
         int v[CONTRACT_ITEMS];
         bool active[CONTRACT_ITEMS], keep[CONTRACT_ITEMS];
@@ -220,7 +241,7 @@ couple_contract(const int* edges, const int* in_size, int* label, unsigned char*
             }
         }
         if (warp * 32 + group * CONTRACT_ITEMS * BFS_BLOCK < size) {  // a warp with no id sits the lookup out
-            status_lookup_batch<MODE, CONTRACT_ITEMS>(v, active, keep, label, mask, next, s_warp[warp], s_history,
+            status_lookup_batch<MODE, CONTRACT_ITEMS>(v, active, keep, label, mask, next, t.warp[warp], t.history,
                                                       traffic);
 #pragma unroll
             for (int k = 0; k < CONTRACT_ITEMS; ++k) kept += keep[k];
@@ -252,16 +273,15 @@ couple_expand_contract(const int* vertices, const int* in_size, const int* row_s
                        int4* piece, int* piece_count, int piece_capacity, unsigned long long* traffic) {
     const Queues out{out_queue, out_size, capacity, overflow};
     const Pieces pieces{piece, piece_count, piece_capacity};
-    __shared__ volatile int s_warp[BFS_BLOCK / 32][LOOKUP_WARP_HASH];
-    __shared__ volatile int s_history[LOOKUP_HISTORY];
+    const Status st{label, mask, next};
+    __shared__ volatile LookupShared t;
     __shared__ int first_edge[BFS_BLOCK];
     __shared__ int offset[BFS_BLOCK];
     __shared__ int cta_first[BFS_BLOCK];
     __shared__ int cta_degree[BFS_BLOCK];
     __shared__ int warp_total[BFS_BLOCK / 32];
     const int size = *in_size, C = blockDim.x, tid = threadIdx.x, warp = tid >> 5, lane = lane_id();
-    volatile int* table = s_warp[warp];
-    clear_history(s_history);
+    clear_history(t.history);
     for (int chunk = blockIdx.x; chunk * C < size; chunk += gridDim.x) {
         const int pos = chunk * C + tid;
         int begin, degree;
@@ -278,16 +298,8 @@ couple_expand_contract(const int* vertices, const int* in_size, const int* row_s
         for (int k = 0; k < lists; ++k) {  // CTA phase
             const int first = cta_first[k], d = cta_degree[k];
 #pragma unroll 1
-            for (int round = 0; round + warp * 32 < d; round += C) {
-                const bool active = round + tid < d;
-                int v = -1;
-                if (active) {
-                    COUNT_WORDS(T_COLUMN);
-                    v = load_cg(edge_dst + first + round + tid);
-                }
-                const bool keep = status_lookup<MODE>(v, active, label, mask, next, table, s_history, traffic);
-                warp_enqueue(keep, v, out, traffic);
-            }
+            for (int round = 0; round + warp * 32 < d; round += C)
+                lookup_edge<MODE>(edge_dst, first + round + tid, round + tid < d, st, t, out, traffic);
         }
         unsigned mine = __ballot_sync(FULL, degree > 32 && degree <= C);
 #pragma unroll 1
@@ -296,16 +308,8 @@ couple_expand_contract(const int* vertices, const int* in_size, const int* row_s
             mine &= mine - 1;
             const int first = __shfl_sync(FULL, begin, owner), d = __shfl_sync(FULL, degree, owner);
 #pragma unroll 1
-            for (int round = 0; round < d; round += 32) {
-                const bool active = round + lane < d;
-                int v = -1;
-                if (active) {
-                    COUNT_WORDS(T_COLUMN);
-                    v = load_cg(edge_dst + first + round + lane);
-                }
-                const bool keep = status_lookup<MODE>(v, active, label, mask, next, table, s_history, traffic);
-                warp_enqueue(keep, v, out, traffic);
-            }
+            for (int round = 0; round < d; round += 32)
+                lookup_edge<MODE>(edge_dst, first + round + lane, round + lane < d, st, t, out, traffic);
         }
         int total;
         const int before = block_exclusive_sum(degree <= 32 ? degree : 0, warp_total, &total);
@@ -316,14 +320,12 @@ couple_expand_contract(const int* vertices, const int* in_size, const int* row_s
         for (int round = 0; round + warp * 32 < total; round += C) {  // scan phase
             const int i = round + tid;
             const bool active = i < total;
-            int v = -1;
+            int e = 0;
             if (active) {
                 const int lo = owner_of(offset, C - 1, i);
-                COUNT_WORDS(T_COLUMN);
-                v = load_cg(edge_dst + first_edge[lo] + i - offset[lo]);
+                e = first_edge[lo] + i - offset[lo];
             }
-            const bool keep = status_lookup<MODE>(v, active, label, mask, next, table, s_history, traffic);
-            warp_enqueue(keep, v, out, traffic);
+            lookup_edge<MODE>(edge_dst, e, active, st, t, out, traffic);
         }
         __syncthreads();
     }
@@ -338,11 +340,10 @@ couple_contract_expand(const int* edges, const int* in_size, const int* row_star
                        int4* piece, int* piece_count, int piece_capacity, unsigned long long* traffic) {
     const Queues out{out_queue, out_size, capacity, overflow};
     const Pieces pieces{piece, piece_count, piece_capacity};
-    __shared__ volatile int s_warp[BFS_BLOCK / 32][LOOKUP_WARP_HASH];
-    __shared__ volatile int s_history[LOOKUP_HISTORY];
+    __shared__ volatile LookupShared t;
     __shared__ GatherShared s;
     const int size = *in_size, warp = threadIdx.x >> 5;
-    clear_history(s_history);
+    clear_history(t.history);
     for (int tile = blockIdx.x; tile * BFS_BLOCK < size; tile += gridDim.x) {
         const int i = tile * BFS_BLOCK + threadIdx.x;
         const bool active = i < size;
@@ -353,7 +354,7 @@ couple_contract_expand(const int* edges, const int* in_size, const int* row_star
         }
         bool keep = false;
         if (warp * 32 + tile * BFS_BLOCK < size)
-            keep = status_lookup<MODE>(v, active, label, mask, next, s_warp[warp], s_history, traffic);
+            keep = status_lookup<MODE>(v, active, label, mask, next, t.warp[warp], t.history, traffic);
         int begin = 0, degree = 0;
         if (keep) {
             COUNT_WORDS(T_ROW);
@@ -374,12 +375,8 @@ couple_copy_pieces(const int4* piece, const int* piece_count, int piece_capacity
     for (int p = blockIdx.x; p < count; p += gridDim.x) {
         const int4 part = piece[p];
 #pragma unroll 1
-        for (int i = threadIdx.x; i < part.z; i += blockDim.x) {
-            COUNT_WORDS(T_COLUMN);
-            const int v = load_cg(edge_dst + part.x + i);
-            COUNT_WORDS(T_EDGE_WRITE);
-            out_queue[part.y + i] = v;
-        }
+        for (int i = threadIdx.x; i < part.z; i += blockDim.x)
+            copy_edge(edge_dst, part.x + i, out_queue, part.y + i, traffic);
     }
 }
 
@@ -390,23 +387,15 @@ couple_lookup_pieces(const int4* piece, const int* piece_count, int piece_capaci
                      unsigned char* mask, int next, int* out_queue, int* out_size, int capacity, int* overflow,
                      unsigned long long* traffic) {
     const Queues out{out_queue, out_size, capacity, overflow};
-    __shared__ volatile int s_warp[BFS_BLOCK / 32][LOOKUP_WARP_HASH];
-    __shared__ volatile int s_history[LOOKUP_HISTORY];
+    const Status st{label, mask, next};
+    __shared__ volatile LookupShared t;
     const int count = min(*piece_count, piece_capacity), C = blockDim.x, tid = threadIdx.x, warp = tid >> 5;
-    clear_history(s_history);
+    clear_history(t.history);
     for (int p = blockIdx.x; p < count; p += gridDim.x) {
         const int4 part = piece[p];
 #pragma unroll 1
-        for (int round = 0; round + warp * 32 < part.z; round += C) {
-            const bool active = round + tid < part.z;
-            int v = -1;
-            if (active) {
-                COUNT_WORDS(T_COLUMN);
-                v = load_cg(edge_dst + part.x + round + tid);
-            }
-            const bool keep = status_lookup<MODE>(v, active, label, mask, next, s_warp[warp], s_history, traffic);
-            warp_enqueue(keep, v, out, traffic);
-        }
+        for (int round = 0; round + warp * 32 < part.z; round += C)
+            lookup_edge<MODE>(edge_dst, part.x + round + tid, round + tid < part.z, st, t, out, traffic);
     }
 }
 

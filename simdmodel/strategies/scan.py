@@ -12,6 +12,9 @@ from .fields import WARP_SIZE
 from .registry import Geometry, Param, Strategy, register
 
 DEFAULT_CTA_SIZE = 256
+CTA_SIZE = Param("cta_size", "CTA size", "C", DEFAULT_CTA_SIZE, WARP_SIZE, 1024, WARP_SIZE, binds_block=True)
+"""The CTA size C of a strategy whose CTA is the launch's block (scan, swc)."""
+
 
 
 @numba.njit(cache=True, nogil=True)
@@ -54,7 +57,7 @@ def count_lanes(degrees, level_ptr, cta_size):
 
 SCAN = register(Strategy(
     name="scan",
-    params=(Param("cta_size", "CTA size", "C", DEFAULT_CTA_SIZE, WARP_SIZE, 1024, WARP_SIZE, binds_block=True),),
+    params=(CTA_SIZE,),
     description=__doc__.strip().splitlines()[0],
     geometry=lambda p: Geometry(p[0], p[0] // WARP_SIZE, WARP_SIZE),
     decompose=decompose,

@@ -13,8 +13,8 @@ import numpy as np
 
 from .concatenated import block_steps
 from .fields import WARP_SIZE
-from .registry import Geometry, Param, Strategy, register
-from .scan import DEFAULT_CTA_SIZE
+from .registry import Geometry, Strategy, register
+from .scan import CTA_SIZE
 
 PHASES = ("cta", "warp", "scan")
 CTA, WARP, SCAN = range(3)
@@ -130,7 +130,7 @@ def count_lanes(degrees, level_ptr, cta_size):
 
 SWC = register(Strategy(
     name="swc",
-    params=(Param("cta_size", "CTA size", "C", DEFAULT_CTA_SIZE, WARP_SIZE, 1024, WARP_SIZE, binds_block=True),),
+    params=(CTA_SIZE,),
     description=__doc__.strip().splitlines()[0],
     geometry=lambda p: Geometry(p[0], p[0] // WARP_SIZE, WARP_SIZE),
     decompose=decompose,
