@@ -15,13 +15,13 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-
 from opmachine.kernels import parse_kernel
 from opmachine.predict import predict_bfs
 from opmachine.profile import load_profile
-from simdmodel.frontier import bfs_queue, pick_sources
+from simdmodel.frontier import pick_sources
 from simdmodel.load import load_graph
+
+from baseline import graph_and_bfs
 
 
 def main() -> None:
@@ -41,18 +41,7 @@ def main() -> None:
         for l2 in args.l2.split(","):
             for model in time_models:
                 predict_bfs(small, int(pick_sources(small, 1, 1)[0]), kernel, profile, l2_model=l2, time_model=model)
-    start = time.perf_counter()
-    graph = load_graph(args.spec)
-    print(f"{args.spec}: n={graph.n:,} m={graph.m:,} (built in {time.perf_counter() - start:.2f} s)")
-    source = int(pick_sources(graph, 1, 1)[0])
-    bfs_queue(graph.indptr, graph.indices, source)
-    runs = []
-    for _ in range(7):  # one run varies by 2x on a shared machine: the median of seven
-        start = time.perf_counter()
-        bfs_queue(graph.indptr, graph.indices, source)
-        runs.append(time.perf_counter() - start)
-    bfs_s = float(np.median(runs))
-    print(f"plain BFS: {bfs_s:.3f} s (median of 7 runs, {min(runs):.3f}-{max(runs):.3f})")
+    graph, source, bfs_s = graph_and_bfs(args.spec)
     print(f"{'kernel':8} {'l2':9} {'time':9} {'seconds':>8} {'/BFS':>7} {'sectors':>13} {'Msectors/s':>11} "
           f"{'predicted ms':>13}")
     for kernel in kernels:

@@ -3,22 +3,26 @@
 For each graph and coupling (`--kernels`, labels of `simdmodel.couplings`), a BFS from each of
 `--sources` seeded sources is timed (`GpuCoupledBfs.time_bfs`: a warm-up, then the median of
 `--repeats` back-to-back replays, each launch's output size over them) and counted (`--counts` runs
-of the instrumented build: words per traffic category). Beside them the model's launches
-(`simdmodel.couplings.coupled_launches`). A coupling whose queue overflows is recorded as such, with
-no time. Writes into DIR:
+of the instrumented build: words per traffic category). Beside them the model's launches and their
+predicted times (`opmachine.coupled.predict_coupled_bfs`, on the profile of the GPU that measured
+them). A coupling whose queue overflows is recorded as such, with no time. Writes into DIR:
 
 - launches.csv.gz: one row per launch (graph, kernel, source, level, phase, grid, input, output,
-  time_ns, output_min/max; the first counted run's traffic; the model's output and traffic where
-  its launch sequence is the measured one);
+  time_ns, output_min/max; the first counted run's traffic; the model's output, traffic, time
+  `predicted_ns` and bottleneck where its launch sequence is the measured one);
 - traffic.csv: per (graph, kernel, source) words per category, measured (first counted run) and
   predicted, the explicit words, seed 001's formula, and the redundant expansion factor measured
   (median, min, max over the counted runs) and predicted;
 - pooled/throughput.csv: per (graph, kernel, source) the BFS time, GTEPS (edges of the traversed
   component / time) and the physical bound (`validate.traversal_bounds`) with fraction_of_bound;
-- summary.json: device, driver, date, command, per (graph, kernel) medians, and
-  redundant_expansion_max (measured, the default `atomic` lookup with both culling heuristics, the
-  largest over graphs; per lookup mode in redundant_expansion_max_by_mode, null where a queue overflowed);
-  best_coupling_agreement is null until the couplings have a time model.
+- pooled/time.csv: per (graph, kernel, source) the BFS time measured and predicted, the whole-BFS
+  error and the per-level MAPE (`time_table`);
+- summary.json: device, driver, date, command, per (graph, kernel) medians (GTEPS, redundant
+  expansion, time error, per-level MAPE), redundant_expansion_max (measured, the default `atomic`
+  lookup with both culling heuristics, the largest over graphs; per lookup mode in
+  redundant_expansion_max_by_mode, null where a queue overflowed), and best_coupling_agreement: the
+  share of graphs whose predicted best coupling (default lookup) is the measured best or within 5% of
+  its time (`best_couplings`, listed per graph in best_couplings).
 
     python -m gpu_validate.coupling_validation SPEC [SPEC ...] [--kernels K,K] [--sources 3]
         [--repeats 5] [--counts 3] [--out DIR]
@@ -65,16 +69,20 @@ def measure_graph(graph, labels, sources, profile, repeats: int, counts: int) ->
     return pd.concat(timed, ignore_index=True), pd.concat(counted, ignore_index=True)
 
 
-def predict(measured: pd.DataFrame, graph, grid: int, resident_threads: int) -> pd.DataFrame:
-    """The model's launches of every (kernel, source) of `measured` on `graph` (coupled_launches, no
-    set-up row), with `kernel` and `source`; a row with phase `overflow` where a queue would overflow."""
-    from simdmodel.couplings import QueueOverflow, coupled_launches, parse_coupling
+def predict(measured: pd.DataFrame, graph, profile, progress: bool = False) -> pd.DataFrame:
+    """The model's launches of every (kernel, source) of `measured` on `graph` with their predicted times
+    (`opmachine.coupled.predict_coupled_bfs` on `profile`), with `kernel` and `source`; a row with phase
+    `overflow` where a queue would overflow."""
+    from opmachine.coupled import predict_coupled_bfs
+    from simdmodel.couplings import QueueOverflow, parse_coupling
 
     out = []
     for (kernel, source), _ in measured.groupby(["kernel", "source"], sort=False):
+        if progress:
+            print(f"  predicting {kernel} from {source}", file=sys.stderr, flush=True)
         try:
-            rows = coupled_launches(graph, int(source), parse_coupling(kernel), grid, resident_threads)
-            out.append(rows[rows["phase"] != "setup"].assign(kernel=kernel, source=int(source)))
+            rows = predict_coupled_bfs(graph, int(source), parse_coupling(kernel), profile)
+            out.append(rows.assign(kernel=kernel, source=int(source)))
         except QueueOverflow:
             out.append(pd.DataFrame([{"kernel": kernel, "source": int(source), "phase": "overflow"}]))
     return pd.concat(out, ignore_index=True).assign(graph=graph.name)
@@ -85,8 +93,8 @@ def _sequence(rows: pd.DataFrame) -> list:
 
 
 def launch_table(timed, counted, predicted) -> pd.DataFrame:
-    """Timed launches with the first counted run's traffic and the model's output and traffic beside
-    them (`predicted_*`) where the launch sequences agree."""
+    """Timed launches with the first counted run's traffic and the model's output, traffic, time and
+    bottleneck beside them (`predicted_*`) where the launch sequences agree."""
     from simdmodel.couplings import TRAFFIC
 
     first = counted[counted["run"] == 0] if "run" in counted else counted
@@ -97,9 +105,11 @@ def launch_table(timed, counted, predicted) -> pd.DataFrame:
         for prefix, by_key in groups.items():
             other = by_key.get(key, pd.DataFrame()).reset_index(drop=True)
             if len(other) == len(rows) and _sequence(other) == _sequence(rows) and "overflow" not in rows["phase"].values:
-                columns = list(TRAFFIC) + ([] if not prefix else ["output"])
+                columns = list(TRAFFIC) + ([] if not prefix else ["output", "bottleneck"])
                 for column in columns:
                     rows[prefix + column] = other[column].to_numpy()
+                if prefix:
+                    rows["predicted_ns"] = other["predicted_ns"].to_numpy()
         tables.append(rows)
     return pd.concat(tables, ignore_index=True)
 
@@ -150,9 +160,50 @@ def throughput_table(timed, traffic, graph, profile) -> pd.DataFrame:
     return table
 
 
-def summarize(traffic: pd.DataFrame, throughput: pd.DataFrame) -> dict:
-    """Per (graph, kernel) medians, and the largest measured redundant expansion factors."""
+def time_table(launches: pd.DataFrame) -> pd.DataFrame:
+    """Per (graph, kernel, source) whose launches the model predicted: the BFS's measured and predicted
+    time (the launches' sums), the whole-BFS error, and the per-level MAPE (an iteration's launches summed:
+    |predicted / measured - 1| averaged over the levels)."""
+    done = launches[launches["phase"] != "overflow"]
+    if "predicted_ns" not in done:
+        return pd.DataFrame(columns=[*KEYS, "measured_ns", "predicted_ns", "error", "level_mape", "levels"])
+    done = done[done.groupby(KEYS, sort=False)["predicted_ns"].transform(lambda v: v.notna().all())]
+    levels = done.groupby([*KEYS, "level"], sort=False)[["time_ns", "predicted_ns"]].sum()
+    levels["ape"] = (levels["predicted_ns"] / levels["time_ns"] - 1).abs()
+    table = levels.groupby(level=[0, 1, 2], sort=False).agg(measured_ns=("time_ns", "sum"),
+                                                            predicted_ns=("predicted_ns", "sum"),
+                                                            level_mape=("ape", "mean"), levels=("ape", "size"))
+    table["error"] = table["predicted_ns"] / table["measured_ns"] - 1
+    return table.reset_index()[[*KEYS, "measured_ns", "predicted_ns", "error", "level_mape", "levels"]]
+
+
+def best_couplings(times: pd.DataFrame, tolerance: float = 0.05) -> pd.DataFrame:
+    """Per graph, among the couplings with the default lookup: the measured and the predicted best (median
+    BFS time over sources), and whether the predicted best is the measured best or within `tolerance` of
+    its time (seed 001 Fig. 10's question: which coupling to use)."""
+    from simdmodel.couplings import DEFAULT_MODE, parse_coupling
+
+    default = times[[parse_coupling(k).mode == DEFAULT_MODE for k in times["kernel"]]]
+    rows = []
+    for graph, group in default.groupby("graph", sort=False):
+        medians = group.groupby("kernel", sort=False)[["measured_ns", "predicted_ns"]].median()
+        if len(medians) < 2:
+            continue
+        measured, predicted = medians["measured_ns"].idxmin(), medians["predicted_ns"].idxmin()
+        rows.append({"graph": graph, "measured_best": measured, "predicted_best": predicted,
+                     "predicted_best_slower": float(medians.at[predicted, "measured_ns"]
+                                                    / medians.at[measured, "measured_ns"] - 1),
+                     "agree": bool(medians.at[predicted, "measured_ns"]
+                                   <= (1 + tolerance) * medians.at[measured, "measured_ns"])})
+    return pd.DataFrame(rows, columns=["graph", "measured_best", "predicted_best", "predicted_best_slower", "agree"])
+
+
+def summarize(traffic: pd.DataFrame, throughput: pd.DataFrame, times: pd.DataFrame | None = None) -> dict:
+    """Per (graph, kernel) medians (with the time model's whole-BFS error and per-level MAPE where `times`
+    has them), the largest measured redundant expansion factors, and the best couplings' agreement."""
     from simdmodel.couplings import parse_coupling
+
+    times = times if times is not None else time_table(pd.DataFrame(columns=[*KEYS, "phase", "level"]))
 
     per = []
     for (graph, kernel), rows in traffic.groupby(["graph", "kernel"], sort=False):
@@ -165,16 +216,25 @@ def summarize(traffic: pd.DataFrame, throughput: pd.DataFrame) -> dict:
                     "redundant_measured_min": None if overflow else float(rows["measured_redundant_min"].min()),
                     "redundant_measured_max": None if overflow else float(rows["measured_redundant_max"].max()),
                     "redundant_predicted": None if rows["predicted_overflow"].any()
-                    else float(rows["predicted_redundant"].median())})
+                    else float(rows["predicted_redundant"].median()), **_time_medians(times, graph, kernel)})
     by_mode: dict = {}
     for row in per:
         worst = None if row["overflow"] else row["redundant_measured_max"]
         mode = row["mode"]
         if mode not in by_mode or (by_mode[mode] is not None and (worst is None or worst > by_mode[mode])):
             by_mode[mode] = worst
+    best = best_couplings(times)
     return {"rows": per, "redundant_expansion_max": by_mode.get("atomic"), "redundant_expansion_max_by_mode": by_mode,
-            "best_coupling_agreement": None,
-            "best_coupling_agreement_note": "no predicted time: the operator machine does not model the couplings yet"}
+            "best_coupling_agreement": float(best["agree"].mean()) if len(best) else None,
+            "best_couplings": best.to_dict("records")}
+
+
+def _time_medians(times: pd.DataFrame, graph: str, kernel: str) -> dict:
+    """A (graph, kernel)'s median whole-BFS time error and per-level MAPE over its sources (None unpredicted)."""
+    mine = times[(times["graph"] == graph) & (times["kernel"] == kernel)]
+    if mine.empty:
+        return {"time_error": None, "level_mape": None}
+    return {"time_error": float(mine["error"].median()), "level_mape": float(mine["level_mape"].median())}
 
 
 def write(out: Path, tables: dict, record: dict) -> None:
@@ -203,7 +263,6 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     import opmachine as om
     import simdmodel as sm
-    from opmachine.kernels import DEFAULT_BLOCK
     from simdmodel.couplings import parse_coupling
     from simdmodel.errors import InputError
 
@@ -239,11 +298,10 @@ def main(argv=None) -> int:
                       "sources": args.sources, "repeats": args.repeats, "counts": args.counts}
         else:
             raise InputError("name graphs to measure, or --measured DIR")
-        grid = profile.full_wave_grid(DEFAULT_BLOCK)
         launches, traffic, throughput = [], [], []
         for name in timed["graph"].unique():
             graph = sm.load_graph(name)
-            predicted = predict(counted[counted["graph"] == name], graph, grid, grid * DEFAULT_BLOCK)
+            predicted = predict(counted[counted["graph"] == name], graph, profile, progress=True)
             launches.append(launch_table(timed[timed["graph"] == name], counted[counted["graph"] == name], predicted))
             traffic.append(traffic_table(counted[counted["graph"] == name], predicted, graph))
             throughput.append(throughput_table(timed[timed["graph"] == name], traffic[-1], graph, profile))
@@ -251,9 +309,12 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     traffic, throughput = pd.concat(traffic, ignore_index=True), pd.concat(throughput, ignore_index=True)
-    record.update(summarize(traffic, throughput))
-    write(out, {"measured.csv.gz": timed, "counted.csv.gz": counted, "launches.csv.gz": pd.concat(launches),
-                "traffic.csv": traffic, "pooled/throughput.csv": throughput}, record)
+    launches = pd.concat(launches, ignore_index=True)
+    times = time_table(launches)
+    record.pop("best_coupling_agreement_note", None)  # (a run recorded before the couplings had a time model)
+    record.update(summarize(traffic, throughput, times))
+    write(out, {"measured.csv.gz": timed, "counted.csv.gz": counted, "launches.csv.gz": launches,
+                "traffic.csv": traffic, "pooled/throughput.csv": throughput, "pooled/time.csv": times}, record)
     print(pd.DataFrame(record["rows"]).to_string(index=False))
     return 0
 

@@ -8,10 +8,13 @@ refuses one made for another (an H100 SXM5 profile, 132 SMs, on an H100 PCIe wit
 """
 from __future__ import annotations
 
+import argparse
 import datetime
+import json
 import re
 import shutil
 import subprocess
+import sys
 
 from opmachine.profile import available_profiles, load_profile
 from simdmodel.errors import InputError
@@ -161,3 +164,39 @@ def profile_for_device(info: dict, profiles=None) -> str:
     raise ProfileMismatch(f"no profile describes {name} with {sms} SMs (profiles: {known}): make one on it with "
                           f"`{MAKE_PROFILE}` (--base PROFILE of the same architecture for what the device "
                           "cannot report)")
+
+
+def run_record(prog: str, argv=None) -> dict:
+    """The provenance a microbenchmark's record starts with: the device's name and driver, today's date
+    (UTC) and the command that ran (`prog` and `argv`, the process's own arguments when None)."""
+    info = device_info()
+    return {"device": info["device"], "driver": info["driver"],
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
+            "command": f"{prog} " + " ".join(sys.argv[1:] if argv is None else argv)}
+
+
+def measure_section(argv, prog: str, description: str, section: str, measure, write) -> int:
+    """The command line of a microbenchmark that measures one section of a GPU profile: `--gpu` (the
+    profile giving the launch geometry), `--repeats`, `--write PROFILE.toml`. `measure(profile, repeats)`
+    gives the record's measurements (a dict); `write(path, profile, record)` writes the section into that
+    copy of the profile. Prints the record as JSON; exit 2 with one line on bad input or without a GPU."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--gpu", default="h200", help="hardware profile giving the full-wave grid (default h200)")
+    parser.add_argument("--repeats", type=int, default=7, help="timed launches per measurement (default 7)")
+    parser.add_argument("--write", metavar="PROFILE.toml",
+                        help=f"write the result into this copy of the --gpu profile as its [{section}] section")
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        print(f"error: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)
+        return 2
+    try:
+        profile = load_profile(args.gpu, kind="gpu")
+        measured = measure(profile, args.repeats)
+        record = {**run_record(prog, argv), **measured}
+        if args.write:
+            write(args.write, profile, record)
+    except (GpuUnavailable, InputError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(record, indent=1))
+    return 0

@@ -13,9 +13,6 @@ into that copy of the --gpu profile as its [gather] section, every other line ke
 """
 from __future__ import annotations
 
-import argparse
-import datetime
-import json
 import sys
 
 import numpy as np
@@ -68,35 +65,13 @@ def gather_rates(record: dict):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gpu_validate.gather", description=__doc__.splitlines()[0])
-    parser.add_argument("--gpu", default="h200", help="hardware profile giving the full-wave grid (default h200)")
-    parser.add_argument("--repeats", type=int, default=7, help="timed launches per size (default 7)")
-    parser.add_argument("--write", metavar="PROFILE.toml",
-                        help="write the rates into this copy of the --gpu profile as its [gather] section")
-    args = parser.parse_args(argv)
-    from opmachine.profile import load_profile, write_gpu_gather
-    from simdmodel.errors import InputError
+    from opmachine.profile import write_gpu_gather
 
-    from .device import GpuUnavailable, device_info
+    from .device import measure_section
 
-    if args.repeats < 1:
-        print(f"error: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)
-        return 2
-    try:
-        profile = load_profile(args.gpu, kind="gpu")
-        rows = measure_gathers(profile, repeats=args.repeats)
-        info = device_info()
-        record = {"device": info["device"], "driver": info["driver"],
-                  "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
-                  "command": "python -m gpu_validate.gather " + " ".join(sys.argv[1:] if argv is None else argv),
-                  "gathers": rows}
-        if args.write:
-            write_gpu_gather(args.write, profile, gather_rates(record))
-    except (GpuUnavailable, InputError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(record, indent=1))
-    return 0
+    return measure_section(argv, "python -m gpu_validate.gather", __doc__.splitlines()[0], "gather",
+                           lambda profile, repeats: {"gathers": measure_gathers(profile, repeats=repeats)},
+                           lambda path, profile, record: write_gpu_gather(path, profile, gather_rates(record)))
 
 
 if __name__ == "__main__":

@@ -32,7 +32,6 @@ Prints one JSON object (device, driver, date, command and the numbers) for the p
 from __future__ import annotations
 
 import argparse
-import datetime
 import functools
 import json
 import sys
@@ -193,7 +192,7 @@ def main(argv=None) -> int:
     from opmachine.profile import load_profile, write_gpu_compaction
     from simdmodel.errors import InputError
 
-    from .device import GpuUnavailable, device_info
+    from .device import GpuUnavailable, run_record
 
     for flag, value in (("--launches", args.launches), ("--placements", args.placements)):
         if value < 1:
@@ -210,10 +209,7 @@ def main(argv=None) -> int:
                                                          args.placements, COMPACTION_SIZES)
         if args.after:
             numbers["after"] = measure_after(profile, max(args.launches // 4, 16))
-        info = device_info()
-        record = {"device": info["device"], "driver": info["driver"],
-                  "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
-                  "command": "python -m gpu_validate.overheads " + " ".join(sys.argv[1:] if argv is None else argv),
+        record = {**run_record("python -m gpu_validate.overheads", argv),
                   **{k: round(v, 1) if isinstance(v, float) else v for k, v in numbers.items()}}
         if args.write:
             write_gpu_compaction(args.write, profile, compaction_costs(record))

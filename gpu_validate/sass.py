@@ -1,7 +1,8 @@
 """SASS listings of the modelled kernels, the compiled code the instruction model counts.
 
 `python -m gpu_validate.sass --out opmachine/sass` compiles every kernel the validation runs
-(`topo`, `compact`, `sm-1` .. `sm-32`, `ws`, `scan`, `swc`) exactly as `modules` builds it for timing (plain
+(`topo`, `compact`, `sm-1` .. `sm-32`, `ws`, `scan`, `swc`, and seed 001's coupled kernels `couple-PHASE`
+with the default `atomic` lookup) exactly as `modules` builds it for timing (plain
 build, same options), disassembles it with `nvdisasm -c -gi -hex` (instructions, their control words
 and inlined source lines) and writes one listing per kernel to `<out>/<arch>/<kernel>.sass`, headed by
 its provenance and by the `// trips: EVENT` markers of the CUDA sources (which loop or branch runs
@@ -21,10 +22,12 @@ import tempfile
 from pathlib import Path
 
 from simdmodel.atomic import write_text
+from opmachine.kernels.couple import listing_name
 from simdmodel.errors import InputError
+from simdmodel.lookup import ATOMIC
 from simdmodel.strategies import Mapping
 
-from .modules import FIXED_SOURCES, compile_options, cuda_dir, expansion_source
+from .modules import COUPLING_KERNELS, FIXED_SOURCES, compile_options, cuda_dir, expansion_source
 
 GROUP_SIZES = (1, 2, 4, 8, 16, 32)
 CUPY_NVRTC_OPTIONS = ("-ftz=true", "--device-as-default-execution-space")
@@ -43,6 +46,9 @@ def listed_kernels() -> dict[str, tuple[str, str, bool]]:
     kernels = {name: (FIXED_SOURCES[name][0], FIXED_SOURCES[name][1], False) for name in ("topo", "compact")}
     for mapping in (*(Mapping("group", s) for s in GROUP_SIZES), Mapping("ws"), Mapping("scan"), Mapping("swc")):
         kernels[mapping.label] = expansion_source(mapping)
+    for phase, name in COUPLING_KERNELS.items():  # the coupled kernels with the default (atomic) lookup
+        template = phase not in ("expand", "pieces")
+        kernels[listing_name(phase)] = ("couplings.cu", f"{name}<{ATOMIC}>" if template else name, template)
     kernels["chase"] = CHASE
     return kernels
 
@@ -122,7 +128,8 @@ def nvrtc_version(library: str) -> str:
 
 def disassemble(cubin: bytes, work: Path, function: str | None = None) -> str:
     """`nvdisasm -c -gi -hex` of a cubin, with source paths cut to their file names; with `function`,
-    only that function's section (a cubin of several kernels)."""
+    only that function's section (a cubin of several kernels; a template `name<4>` of integer arguments
+    matches its mangled name)."""
     path = work / "kernel.cubin"
     path.write_bytes(cubin)
     done = subprocess.run([_tool("nvdisasm"), "-c", "-gi", "-hex", str(path)], capture_output=True, text=True)
@@ -132,7 +139,10 @@ def disassemble(cubin: bytes, work: Path, function: str | None = None) -> str:
     if function is None:
         return text
     parts = re.split(r"(?m)^(?=//-+ \.text\.)", text)
-    kept = [p for p in parts[1:] if re.match(rf"//-+ \.text\.{re.escape(function)}\s", p)]
+    name, _, arguments = function.partition("<")
+    mangled = "I" + "".join(f"Li{a.strip()}E" for a in arguments.rstrip(">").split(",")) + "E" if arguments else "I"
+    pattern = rf"//-+ \.text\.(?:{re.escape(name)}|_Z\d+{re.escape(name)}{mangled}\S*)\s"
+    kept = [p for p in parts[1:] if re.match(pattern, p)]
     if len(kept) != 1:
         raise InputError(f"nvdisasm: no single function {function} in the cubin")
     return parts[0] + kept[0]
@@ -166,7 +176,7 @@ def write_listings(out: Path, arch: str, command: str, library: str | None = Non
             header += [f"// trips {file}:{line} {event}" for file, line, event in markers]
             target = out / arch / f"{label}.sass"
             target.parent.mkdir(parents=True, exist_ok=True)
-            write_text(target, "\n".join(header) + "\n" + disassemble(cubin, work, None if template else entry))
+            write_text(target, "\n".join(header) + "\n" + disassemble(cubin, work, entry))
             written.append(target)
     return written
 

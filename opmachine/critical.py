@@ -28,8 +28,11 @@ and follows the load through the launch (a fluid model of the physical warp slot
   without it only the compiled stalls), and D gains the issue server (warp instructions per job x
   one GPU-wide issue slot: clock x 4 schedulers per SM x SMs) and, when measured, the shared-memory
   server (shared accesses per job x its wavefront time);
+- atomics on one word (the coupled kernels' queue counters, which every CTA or warp adds to) are
+  served one after another by the slice that owns it: D gains the server `L2A`, such atomics per job x
+  the profile's measured time of one (`[atomics]`, `opmachine.profile.atomics`; without it no such limit);
 - the launch's time is sum_k dw_k R(n_k); its bottleneck is the server (`ISSUE`, `SHM` for the
-  instruction side, or `latency`) that bounds the largest share of that time.
+  instruction side, `L2A`, or `latency`) that bounds the largest share of that time.
 
 With every warp alike and no latency bound this is Eq. 4 at n = warps with S_i at its peak rate.
 """
@@ -43,6 +46,7 @@ import numpy as np
 from .instructions import arch_of, hop_cycles
 
 HOT = "L2S"
+ATOMIC = "L2A"
 ISSUE = "ISSUE"
 SHARED = "SHM"
 LATENCY = "latency"
@@ -65,6 +69,7 @@ class CriticalPathModel:
     issue_ns: float = 0.0  # one warp instruction at the GPU's full issue rate
     shared_ns: float = 0.0  # one shared-memory access at the GPU's full shared bandwidth (0: not measured)
     wait_cycles: tuple = (0.0, 0.0, 0.0)  # latency of a waited-on shared load, shuffle, barrier (instructions.WAITS)
+    atomic_ns: float = 0.0  # one atomic on a word every warp updates, the GPU full ([atomics]; 0: not measured)
 
     @property
     def visits(self) -> np.ndarray:
@@ -92,8 +97,10 @@ class CriticalPathModel:
         same = profile.curves.get("l2_same")
         instruction = _instruction_costs(profile)
         latency[:, 1:] = np.maximum(latency[:, 1:] - _chase_issue_ns(profile, instruction), 0.0)
+        atomics = getattr(profile, "atomics", None)
+        atomic = atomics.same_word_ns if atomics is not None else 0.0
         return cls(servers, np.array([0, 1, 2] if profile.has_row_split else [0, 1, 1]), latency, peak,
-                   float(same.ns[-1]) if same is not None else 0.0, **instruction)
+                   float(same.ns[-1]) if same is not None else 0.0, **instruction, atomic_ns=atomic)
 
 
 def _instruction_costs(profile) -> dict:
@@ -139,18 +146,21 @@ def slot_instructions(instructions, warps: int, physical_warps: int, model: Crit
                  for values in (instructions.per_warp, path, instructions.shared_per_warp))
 
 
-def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructions=None) -> tuple[float, str]:
+def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructions=None,
+                atomics=None) -> tuple[float, str]:
     """Time (ns) of one launch from its slots' loads (`memory.slot_loads`) and, optionally, their
-    instructions (`slot_instructions`), and its bottleneck."""
+    instructions (`slot_instructions`) and their atomics on one word (per slot), and its bottleneck."""
     jobs = np.asarray(jobs, dtype=np.float64)
     if not (jobs > 0).any():
         return 0.0, "none"
     count, path, shared = instructions if instructions is not None else (np.zeros_like(jobs),) * 3
+    atomics = np.zeros_like(jobs) if atomics is None else np.asarray(atomics, np.float64)
     phase_ns, bound = _launch_phases(jobs, np.asarray(sectors, dtype=np.float64), np.asarray(latency, np.float64),
                                      np.asarray(hot, np.float64), np.asarray(count, np.float64),
-                                     np.asarray(path, np.float64), np.asarray(shared, np.float64), model.visits,
-                                     model.peak_ns, model.same_sector_ns, model.issue_ns, model.shared_ns)
-    names = np.array((*model.servers, HOT, ISSUE, SHARED, LATENCY))
+                                     np.asarray(path, np.float64), np.asarray(shared, np.float64), atomics,
+                                     model.visits, model.peak_ns, model.same_sector_ns, model.issue_ns,
+                                     model.shared_ns, model.atomic_ns)
+    names = np.array((*model.servers, HOT, ISSUE, SHARED, ATOMIC, LATENCY))
     share = np.bincount(bound, weights=phase_ns, minlength=len(names))
     return float(phase_ns.sum()), str(names[int(share.argmax())])
 
@@ -195,10 +205,11 @@ def _stable_order(jobs):
 
 
 @numba.njit(cache=True, nogil=True)
-def _launch_phases(jobs, sectors, latency, hot, count, path, shared, visits, peak_ns, same_ns, issue_ns, shared_ns):
+def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, visits, peak_ns, same_ns, issue_ns,
+                   shared_ns, atomic_ns):
     """The phases of a launch (see the module docstring): each phase's ns and bounding server (index
-    into the servers, then hot sector, issue, shared memory, latency). Each sum is taken in the
-    order the array version (cumsum of the reversed slots, sorted stably by jobs) takes it."""
+    into the servers, then hot sector, issue, shared memory, same-word atomics, latency). Each sum is
+    taken in the order the array version (cumsum of the reversed slots, sorted stably by jobs) takes it."""
     by = _stable_order(jobs)
     n = by.size
     sorted_jobs = jobs[by]
@@ -211,7 +222,7 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, visits, pea
     first = first[:phases]
     active_jobs = _reverse_cumsum_at(jobs, by, first)
     servers = visits.shape[0]
-    rows = servers + 3
+    rows = servers + 4
     demand = np.empty((rows, phases))
     means = np.empty((3, phases))
     for o in range(3):
@@ -225,6 +236,7 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, visits, pea
     demand[servers] = _reverse_cumsum_at(hot, by, first) / active_jobs * same_ns
     demand[servers + 1] = _reverse_cumsum_at(count, by, first) / active_jobs * issue_ns
     demand[servers + 2] = _reverse_cumsum_at(shared, by, first) / active_jobs * shared_ns
+    demand[servers + 3] = _reverse_cumsum_at(atomics, by, first) / active_jobs * atomic_ns
     wait = _reverse_cumsum_at(latency, by, first, path) / active_jobs
     phase_ns = np.empty(phases)
     bound = np.empty(phases, dtype=np.int64)

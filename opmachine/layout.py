@@ -9,6 +9,11 @@ page mapping is modelled).
   256-byte aligned, counted in 32-byte sectors. Element i of an array lies in sector
   `base_sector + i // 8`, so coalescing a warp's lane addresses into sectors is integer arithmetic
   on element indices. `layout_for(n, m)` is this instance.
+- `COUPLED_LAYOUT` (seed 001's coupled kernels, `gpu_validate/cuda/couplings.cu`): the queue-size and
+  piece counters their atomics reserve slots with, row_start,
+  edge_dst, level (the labels), the status bitmask (one bit per vertex), and two vertex and two edge
+  queues of `simdmodel.couplings.queue_slots` ids each, which the launches take turns to read and write;
+  256-byte aligned, in 32-byte sectors. `coupled_layout_for(n, m)` is this instance.
 - `CPU_LAYOUT` (the serial kernel of seed 003 Listing 1, §4): row_start, edge_dst, level, each
   4096-byte (page) aligned, counted in bytes; the CPU trace turns byte addresses into cache-line
   ids of the profile's line size.
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simdmodel.couplings import queue_slots
 from simdmodel.errors import InputError
 from simdmodel.graph import INDEX_LIMIT
 
@@ -25,14 +31,21 @@ ALIGN_BYTES = 256
 SECTOR_BYTES = 32
 ELEMENTS_PER_SECTOR = SECTOR_BYTES // ELEMENT_BYTES
 
-# Array order in memory. `num_nodes` is the one-word graph size a grid-stride loop over all nodes
+# The arrays a layout may hold. `num_nodes` is the one-word graph size a grid-stride loop over all nodes
 # re-reads every step (seed 003 Fig. 4's ANI job: stores to `level` may alias it).
-ARRAYS = ("num_nodes", "row_start", "edge_dst", "level", "queue")
+ARRAYS = ("num_nodes", "row_start", "edge_dst", "level", "queue", "counters", "bitmask", "vertex_queue",
+          "vertex_queue_next", "edge_queue", "edge_queue_next")
+COUPLED_QUEUES = ARRAYS[7:]
+QUEUE_SIZE, PIECE_COUNT = 0, 8
+"""Elements of `counters` (a coupled launch's atomics): its output queue's size and its pieces' count, in
+sectors of their own (the GPU keeps them in two arrays)."""
 
 
 def _array_lengths(n: int, m: int) -> dict[str, int]:
     """Elements of every array a modelled kernel may use, for n vertices and m directed edges."""
-    return {"num_nodes": 1, "row_start": n + 1, "edge_dst": m, "level": n, "queue": max(n, 1)}
+    slots = queue_slots(n, m)
+    return {"num_nodes": 1, "row_start": n + 1, "edge_dst": m, "level": n, "queue": max(n, 1),
+            "counters": PIECE_COUNT + 1, "bitmask": max(-(-n // 32), 1), **dict.fromkeys(COUPLED_QUEUES, slots)}
 
 
 @dataclass(frozen=True)
@@ -105,7 +118,9 @@ class LayoutSpec:
         return MemoryLayout(n, m, base, offset_bytes // self.unit_bytes, self.unit_bytes)
 
 
-GPU_LAYOUT = LayoutSpec(ARRAYS, align_bytes=ALIGN_BYTES, unit_bytes=SECTOR_BYTES)
+GPU_LAYOUT = LayoutSpec(("num_nodes", "row_start", "edge_dst", "level", "queue"), align_bytes=ALIGN_BYTES, unit_bytes=SECTOR_BYTES)
+COUPLED_LAYOUT = LayoutSpec(("counters", "row_start", "edge_dst", "level", "bitmask", *COUPLED_QUEUES), align_bytes=ALIGN_BYTES,
+                            unit_bytes=SECTOR_BYTES)
 CPU_LAYOUT = LayoutSpec(("row_start", "edge_dst", "level"), align_bytes=4096, unit_bytes=1)
 
 
@@ -118,3 +133,8 @@ def check_row_offsets(m: int) -> None:
 def layout_for(n: int, m: int) -> MemoryLayout:
     """The GPU layout of a graph with n vertices and m directed edges, in 32-byte sectors (`GPU_LAYOUT`)."""
     return GPU_LAYOUT.layout(n, m)
+
+
+def coupled_layout_for(n: int, m: int) -> MemoryLayout:
+    """The layout of seed 001's coupled kernels on a graph with n vertices and m directed edges (`COUPLED_LAYOUT`)."""
+    return COUPLED_LAYOUT.layout(n, m)

@@ -36,16 +36,17 @@ Lists longer than BIG_LIST leave an expanding launch as pieces, which a `pieces`
 gathers over the whole grid (their edges, and an expand-contract's lookups of them, are that launch's).
 
 The model runs the launches in queue order: an expansion writes its lists in vertex order, a lookup
-walks its ids in tiles of 256 (`lookup_launch`, the wave rule across warps). The GPU places each CTA's
-block of a queue where an atomic counter puts it, its contraction takes two tiles a CTA, and its fused
-expand-contract looks neighbours up in gathering order, so where races occur the model is approximate
+walks its ids in tiles of 256 (`lookup_launch`, the wave rule across warps; a contraction's CTA takes
+CONTRACT_ITEMS tiles at once, so its waves are that much longer). The GPU places each CTA's block of a
+queue where an atomic counter puts it, and its fused expand-contract looks neighbours up in gathering
+order, so where races occur the model is approximate
 (measured on an H200 it overstates seed 001's plain-store races tenfold over a whole BFS); the atomic
 lookup has none, and there the queues and the column, row-offset, queue and label-store counts are
 exact (bitmask reads and stores and label reads depend on what culling and stale bits let through).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -53,7 +54,7 @@ import pandas as pd
 from .errors import InputError
 from .frontier import bfs, check_source
 from .graph import CSRGraph
-from .lookup import MODES, STATUS_ACCESSES, edge_frontier, lookup_launch, status_arrays
+from .lookup import MODES, NO_FLAGS, STATUS_ACCESSES, edge_frontier, lookup_launch, status_arrays
 
 COUPLINGS = ("expand-contract", "contract-expand", "two-phase", "hybrid")
 COUPLING_MODES = ("label", "warp", "history", "atomic")
@@ -71,6 +72,8 @@ BIG_LIST = 1024
 """Lists longer than this are left by the expanding launch as pieces of PIECE edges, which a `pieces`
 launch spreads over the whole grid (a hub's list would hold one CTA, and the launch, up)."""
 PIECE = 1024
+CONTRACT_ITEMS = 2
+"""Tiles of 256 ids a contraction's CTA looks up at once (gpu_validate/cuda/couplings.cu)."""
 LOOKUP_PHASES = ("contract", "expand-contract", "contract-expand")
 QUEUE_HEADROOM = 2
 """A queue holds QUEUE_HEADROOM * m ids (at least n + 1), on the GPU and in the model alike."""
@@ -85,7 +88,34 @@ class QueueOverflow(InputError):
 
 def queue_capacity(graph: CSRGraph) -> int:
     """The ids one queue holds (QUEUE_HEADROOM)."""
-    return int(min(max(QUEUE_HEADROOM * graph.m, graph.n + 1), 2**31 - 1))
+    return queue_slots(graph.n, graph.m)
+
+
+def queue_slots(n: int, m: int) -> int:
+    """The ids one queue of a graph of n vertices and m edges holds: QUEUE_HEADROOM x m, at least n + 1."""
+    return int(min(max(QUEUE_HEADROOM * m, n + 1), 2**31 - 1))
+
+
+def _no_ids() -> np.ndarray:
+    return np.zeros(0, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class LaunchWork:
+    """What one coupled launch works on, in the order the model runs it (`coupled_launches`' `observe`):
+    the entries of its input queue (vertex ids, or the ids of an edge queue; a `pieces` launch: none), the
+    vertices whose lists it gathers (a `pieces` launch: the long lists; an expanding launch: all it
+    expands, the long ones left as pieces), where each gathered list starts in its output queue (-1 for
+    none: a fused lookup enqueues survivors instead), and the ids it looks up with their accesses
+    (`simdmodel.lookup.ACCESS_FLAGS`)."""
+
+    level: int
+    phase: str
+    queue: np.ndarray = field(default_factory=_no_ids)
+    expanded: np.ndarray = field(default_factory=_no_ids)
+    out_at: np.ndarray = field(default_factory=_no_ids)
+    looked_up: np.ndarray = field(default_factory=_no_ids)
+    flags: np.ndarray = field(default_factory=lambda: NO_FLAGS)
 
 
 @dataclass(frozen=True)
@@ -169,12 +199,13 @@ def _words(**counts) -> dict:
 
 
 def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int, resident_threads: int,
-                     waves: bool = True) -> pd.DataFrame:
+                     waves: bool = True, observe=None) -> pd.DataFrame:
     """One row per launch of a whole BFS from `source` (LAUNCH_COLUMNS): its iteration (`level`; its
     lookups label level + 1), phase, queue entries in and out, the level's logical vertex and edge
     frontier, and its traffic. `grid` CTAs take the lookup's tiles (a full wave: the profile's
     `full_wave_grid(256)`); `resident_threads` decides hybrid's iterations. QueueOverflow where a queue
-    would outgrow `queue_capacity(graph)`, as on the GPU."""
+    would outgrow `queue_capacity(graph)`, as on the GPU. `observe`, when given, is called with each
+    launch's `LaunchWork` (the set-up excepted) as it runs."""
     source = check_source(graph, int(source))
     if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 1:
         raise InputError(f"a lookup needs a grid of at least one CTA, got {grid!r}")
@@ -202,12 +233,23 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
             check(int(degrees[queue].sum()))
         return edge_frontier(graph, queue)
 
-    def lookup(ids):
+    flags = NO_FLAGS
+
+    def lookup(ids, items=1):
+        nonlocal flags
         kept = np.empty(ids.size, dtype=np.int64)
         accesses = np.zeros(len(STATUS_ACCESSES), dtype=np.int64)
-        count = lookup_launch(ids, label, mask, coupling.mode_index, int(grid), bool(waves), kept, accesses) \
-            if ids.size else 0
+        flags = np.empty(ids.size, dtype=np.uint8) if observe is not None else NO_FLAGS
+        count = lookup_launch(ids, label, mask, coupling.mode_index, int(grid), bool(waves), kept, accesses, flags,
+                              items) if ids.size else 0
         return kept[:count], dict(zip(STATUS_ACCESSES, accesses))
+
+    def starts(lists):  # where each list begins in the queue the launch gathers it into
+        return np.concatenate(([0], np.cumsum(degrees[lists])[:-1])).astype(np.int64)
+
+    def tell(level, phase, **work):
+        if observe is not None:
+            observe(LaunchWork(level, phase, **work))
 
     def is_long(queue):  # the lists an expanding launch leaves as pieces
         return degrees[queue] > BIG_LIST
@@ -220,8 +262,9 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
 
     def launch(level, phase, queue):
         if phase == "contract":
-            out, status = lookup(queue)
+            out, status = lookup(queue, CONTRACT_ITEMS)
             record(level, phase, queue.size, out.size, _words(edge_read=queue.size, vertex_write=out.size, **status))
+            tell(level, phase, queue=queue, looked_up=queue, flags=flags)
             return out
         if phase == "expand-contract":  # short lists looked up by the launch, long ones by its pieces after it
             long = is_long(queue)
@@ -230,6 +273,7 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
             check(out.size)
             record(level, phase, queue.size, out.size, _words(vertex_read=queue.size, row=2 * queue.size,
                                                               column=ids.size, vertex_write=out.size, **status))
+            tell(level, phase, queue=queue, expanded=queue, looked_up=ids, flags=flags)
             if has_long:
                 ids = gather(queue[long], queued=False)
                 more, status = lookup(ids)
@@ -237,20 +281,26 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
                 check(out.size)
                 record(level, "pieces", pieces(queue[long]), out.size,
                        _words(column=ids.size, vertex_write=more.size, **status))
+                tell(level, "pieces", expanded=queue[long], out_at=np.full(int(long.sum()), -1, dtype=np.int64),
+                     looked_up=ids, flags=flags)
             return out
         if phase == "expand":
             expanded = queue
             words = _words(vertex_read=queue.size, row=2 * queue.size)
+            seen = {}
         else:  # contract-expand
             expanded, status = lookup(queue)
             words = _words(edge_read=queue.size, row=2 * expanded.size, **status)
+            seen = {"looked_up": queue, "flags": flags}
         out = gather(expanded)
+        tell(level, phase, queue=queue, expanded=expanded, out_at=starts(expanded), **seen)
         long = is_long(expanded)
         short = out.size - int(degrees[expanded[long]].sum())
         record(level, phase, queue.size, out.size, {**words, "column": short, "edge_write": short})
         if has_long:
             record(level, "pieces", pieces(expanded[long]), out.size, _words(column=out.size - short,
                                                                              edge_write=out.size - short))
+            tell(level, "pieces", expanded=expanded[long], out_at=starts(expanded)[long])
         return out
 
     rows.append({"level": 0, "phase": "setup", "input": 0, "output": 1, "logical_vertices": 1,

@@ -49,6 +49,11 @@ TILE = 256
 WARP = 32
 WARP_HASH = 128
 HISTORY = 256
+ACCESS_FLAGS = ("mask_read", "label_read", "label_claim", "mask_write", "label_write", "kept")
+"""What one looked-up id did (`lookup_launch`'s `flags`, bit k for ACCESS_FLAGS[k]): read its bitmask
+byte, read its label, claimed the label by compare-and-swap (`atomic`), stored its bitmask byte, stored
+its label (a plain store), passed into the next frontier. The operator machine's jobs follow them."""
+MASK_READ, LABEL_READ, LABEL_CLAIM, MASK_WRITE, LABEL_WRITE, KEPT = (1 << k for k in range(len(ACCESS_FLAGS)))
 
 
 def mode_index(mode: str) -> int:
@@ -60,29 +65,33 @@ def mode_index(mode: str) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
-def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses):
+def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, items=1):
     """One lookup launch over `ids` that updates the status it finds (`label`, bool per vertex, and
     `mask`, its bitmask bytes) as the launch leaves them, and writes the ids that pass to `kept` in
     the order their lanes run; returns how many (see `lookup_survivors`). Adds its global status
     accesses to `accesses` (STATUS_ACCESSES order: bitmask bytes read, labels read, bitmask bytes
-    stored, labels stored)."""
+    stored, labels stored). `flags` (uint8, one per id, or empty for none) gets each id's accesses
+    (ACCESS_FLAGS bits). A CTA takes `items` consecutive tiles at once (tiles t .. t + items - 1 on CTA
+    t // items mod grid), so a wave is grid x items tiles."""
+    record = flags.size > 0
     history = np.full((grid, HISTORY), -1, dtype=np.int64)
     warp_table = np.full(WARP_HASH, -1, dtype=np.int64)
     valid = np.zeros(WARP, dtype=np.bool_)
     matched = np.zeros(WARP, dtype=np.bool_)
     stored = np.zeros(WARP, dtype=np.int64)  # the byte a lane stores, -1 for none
-    wave_ids = np.empty(grid * TILE, dtype=np.int64)  # a wave's pending stores: the id, its byte, kept or not
-    wave_bytes = np.empty(grid * TILE, dtype=np.int64)
-    wave_kept = np.empty(grid * TILE, dtype=np.bool_)
-    wave_history = np.empty(grid * TILE, dtype=np.int64)
-    wave_cta = np.empty(grid * TILE, dtype=np.int64)
+    wave_tiles = grid * items
+    wave_ids = np.empty(wave_tiles * TILE, dtype=np.int64)  # a wave's pending stores: the id, its byte, kept or not
+    wave_bytes = np.empty(wave_tiles * TILE, dtype=np.int64)
+    wave_kept = np.empty(wave_tiles * TILE, dtype=np.bool_)
+    wave_history = np.empty(wave_tiles * TILE, dtype=np.int64)
+    wave_cta = np.empty(wave_tiles * TILE, dtype=np.int64)
     pending = 0
     pending_history = 0
     survivors = 0
     size = ids.size
     tiles = (size + TILE - 1) // TILE
     for tile in range(tiles):
-        cta = tile % grid
+        cta = (tile // items) % grid
         for w in range(TILE // WARP):
             base = tile * TILE + w * WARP
             if base >= size:
@@ -117,10 +126,14 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses):
                             history[cta, ids[base + lane] & (HISTORY - 1)] = ids[base + lane]
             for lane in range(lanes):  # the bit, then the label, read before any store
                 stored[lane] = -1
+                if record:
+                    flags[base + lane] = 0
                 if valid[lane]:
                     v = ids[base + lane]
                     byte = np.int64(mask[v >> 3])
                     accesses[0] += 1
+                    if record:
+                        flags[base + lane] = MASK_READ | (LABEL_READ if mode >= 1 and not byte & (1 << (v & 7)) else 0)
                     if byte & (1 << (v & 7)):
                         valid[lane] = False
                     else:
@@ -130,11 +143,15 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses):
                             valid[lane] = False
                         elif mode >= ATOMIC:  # the compare-and-swap claims the label at once
                             label[v] = True
+                            if record:
+                                flags[base + lane] |= LABEL_CLAIM
             for lane in range(lanes):  # stores: of one byte, the highest lane's wins
                 if stored[lane] >= 0:
                     v = ids[base + lane]
                     accesses[2] += 1
                     accesses[3] += valid[lane]
+                    if record:
+                        flags[base + lane] |= MASK_WRITE | (LABEL_WRITE if valid[lane] and mode < ATOMIC else 0)
                     if waves:
                         wave_ids[pending] = v
                         wave_bytes[pending] = stored[lane]
@@ -148,7 +165,9 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses):
                 if valid[lane]:
                     kept[survivors] = ids[base + lane]
                     survivors += 1
-        if waves and (cta == grid - 1 or tile == tiles - 1):  # the wave ends: its stores land
+                    if record:
+                        flags[base + lane] |= KEPT
+        if waves and ((tile + 1) % wave_tiles == 0 or tile == tiles - 1):  # the wave ends: its stores land
             for k in range(pending):
                 v = wave_ids[k]
                 mask[v >> 3] = np.uint8(wave_bytes[k])  # a plain byte store: the last one lands
@@ -159,6 +178,10 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses):
             pending = 0
             pending_history = 0
     return survivors
+
+
+NO_FLAGS = np.zeros(0, dtype=np.uint8)
+"""`lookup_launch`'s `flags` when they are not wanted."""
 
 
 def status_arrays(visited: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -175,7 +198,7 @@ def lookup_survivors(ids, visited, mode: int, grid: int, waves: bool = True) -> 
     label, mask = status_arrays(visited)
     ids = np.asarray(ids, dtype=np.int64)
     return int(lookup_launch(ids, label, mask, int(mode), int(grid), bool(waves), np.empty(ids.size, dtype=np.int64),
-                             np.zeros(len(STATUS_ACCESSES), dtype=np.int64)))
+                             np.zeros(len(STATUS_ACCESSES), dtype=np.int64), NO_FLAGS))
 
 
 def edge_frontier(graph: CSRGraph, frontier: np.ndarray) -> np.ndarray:

@@ -266,6 +266,9 @@ def _couplings_parser(commands) -> None:
                            help="couplings, each optionally -MODE with MODE label, warp, history or atomic "
                            "(default: the four, atomic)")
     couplings.add_argument("--per-level", action="store_true", help="one row per source and launch")
+    couplings.add_argument("--time", action="store_true",
+                           help="also predict each launch's time on the GPU profile (the operator machine: jobs, "
+                           "warm L2, the kernels' compiled code) and each BFS's GTEPS")
     _output(couplings)
     _graph_options(couplings)
     _common(couplings)

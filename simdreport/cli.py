@@ -388,6 +388,8 @@ def _run_couplings(args) -> int:
     graph = _load(args)
     sources = _sources(args, graph)
     summary, launches = coupling_summary(graph, sources, couplings, grid, grid * DEFAULT_BLOCK)
+    if args.time:
+        summary, launches = _with_predicted_time(graph, couplings, profile, summary, launches)
     shown = launches if args.per_level and len(launches) else summary
     header = (_graph_line(graph, sources)
               + f"profile {profile.name}: lookups by one wave of {grid} CTAs of {DEFAULT_BLOCK} threads; hybrid runs "
@@ -403,9 +405,37 @@ def _run_couplings(args) -> int:
                    "words: explicit global traffic (seed 001 §5's count); formula_words: its formula for the traversed "
                    "component's n and m, which a race-free traversal without culling moves; redundant_expansion: "
                    "neighbours gathered / edges a BFS traverses; overflow: a queue would outgrow "
-                   f"{QUEUE_HEADROOM} m ids\n"))
+                   f"{QUEUE_HEADROOM} m ids\n"
+                   + ("predicted_ms: the operator machine's time of the BFS on the profile's GPU; predicted_gteps: the "
+                      "traversed component's edges / that time\n" if args.time else "")))
     emit(text, args.out)
     return 0
+
+
+def _with_predicted_time(graph, couplings, profile, summary, launches):
+    """`coupling_summary`'s tables with each launch's predicted time (`predicted_ns`, `bottleneck`) and each
+    BFS's (`predicted_ms`, `predicted_gteps`: the traversed component's edges over it)."""
+    import numpy as np
+
+    from opmachine.coupled import predict_coupled_bfs
+    from simdmodel.couplings import traversed
+
+    predicted = {}
+    for coupling in couplings:
+        for source, overflow in summary.loc[summary["kernel"] == coupling.label, ["source", "overflow"]].to_numpy():
+            if not overflow:
+                predicted[coupling.label, int(source)] = predict_coupled_bfs(graph, int(source), coupling, profile)
+    launches = launches.assign(predicted_ns=np.nan, bottleneck=None)
+    for (label, source), table in predicted.items():
+        at = launches.index[(launches["kernel"] == label) & (launches["source"] == source)
+                            & (launches["phase"] != "setup")]
+        launches.loc[at, "predicted_ns"] = table["predicted_ns"].to_numpy()
+        launches.loc[at, "bottleneck"] = table["bottleneck"].to_numpy()
+    edges = {int(s): traversed(graph, int(s))[1] for s in summary["source"].unique()}
+    ns = [float(predicted[k, int(s)]["predicted_ns"].sum()) if (k, int(s)) in predicted else np.nan
+          for k, s in zip(summary["kernel"], summary["source"])]
+    return summary.assign(predicted_ms=np.array(ns) / 1e6,
+                          predicted_gteps=[edges[int(s)] / t for s, t in zip(summary["source"], ns)]), launches
 
 
 def _run_validate(args) -> int:

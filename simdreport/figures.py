@@ -36,9 +36,10 @@ SERVER_LINES = {"ANI": {}, "NF1": {"linestyle": "--"}, "ERL": {}, "EDL": {"linew
 """EDL and NF2 (and ANI and NF1) often run the same number of jobs; a wide pale line under a dashed
 one keeps both visible where they coincide."""
 MEMORY_COLORS = {"L2H": "#1f77b4", "RBH": "#2ca02c", "RBM": "#d62728", "DRAM": "#9467bd", "L2S": "#17becf",
-                 "latency": "#ff7f0e", "none": "#7f7f7f"}
+                 "L2A": "#bcbd22", "latency": "#ff7f0e", "none": "#7f7f7f"}
 MEMORY_NAMES = {"L2H": "L2 hits", "RBH": "DRAM row-buffer hits", "RBM": "DRAM row-buffer misses",
-                "DRAM": "DRAM", "L2S": "one hot L2 sector", "latency": "latency (the last warps)",
+                "DRAM": "DRAM", "L2S": "one hot L2 sector", "L2A": "atomics on one word",
+                "latency": "latency (the last warps)",
                 "none": "no memory job"}
 
 
@@ -177,31 +178,37 @@ def redundant_expansion_figure(levels: pd.DataFrame) -> Figure:
     return figure
 
 
-def couplings_measured_figure(measured: pd.DataFrame) -> Figure:
-    """Seed 001 Fig. 10 from a committed GPU run: per graph, each coupling's measured GTEPS over
-    expand-contract's (bars), the measured GTEPS printed above each (`couplings_measured`)."""
-    graphs = list(dict.fromkeys(measured["graph"]))
-    kernels = list(dict.fromkeys(measured["kernel"]))
-    figure, axes = _new((max(6.5, 1.3 * len(graphs) + 2.5), 4.0))
-    ax = axes[0, 0]
+def couplings_figure(table: pd.DataFrame) -> Figure:
+    """Seed 001 Fig. 10 from a committed GPU run (`couplings_table`): per graph, each coupling's GTEPS over
+    expand-contract's, measured (left) and predicted (right, where the run was predicted), the GTEPS printed
+    above each bar."""
+    graphs = list(dict.fromkeys(table["graph"]))
+    kernels = list(dict.fromkeys(table["kernel"]))
+    panels = [("measured", "gteps", "vs_expand_contract")]
+    if table["predicted_gteps"].notna().any():
+        panels.append(("predicted", "predicted_gteps", "predicted_vs_expand_contract"))
+    figure, axes = _new((max(6.5, 1.3 * len(graphs) + 2.5) * len(panels) * 0.75 + 1.0, 4.0), cols=len(panels),
+                        sharey=True)
     x = np.arange(len(graphs))
     width = 0.8 / max(len(kernels), 1)
     colors = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
-    for k, kernel in enumerate(kernels):
-        rows = measured[measured["kernel"] == kernel].set_index("graph").reindex(graphs)
-        bars = ax.bar(x + (k - (len(kernels) - 1) / 2) * width, rows["vs_expand_contract"].to_numpy(dtype=np.float64),
-                      width, color=colors[k % len(colors)], label=kernel)
-        for bar, gteps in zip(bars, rows["gteps"]):
-            if gteps == gteps:
-                ax.text(bar.get_x() + bar.get_width() / 2, bar.get_height(), f"{gteps:.3g}", ha="center",
-                        va="bottom", fontsize=6, rotation=90)
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_ylabel("GTEPS / expand-contract's")
     short = [re.sub(r",(a|b|c)=0\.\d+|,stencil=5|,seed=\d+", "", g) for g in graphs]  # the generators' defaults
-    ax.set_xticks(x, short, rotation=25, ha="right", fontsize=8)
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    _title(figure, f"Seed 001's couplings measured on {measured['device'].iloc[0]} (GTEPS above each bar)")
+    for ax, (name, gteps, ratio) in zip(axes[0], panels):
+        for k, kernel in enumerate(kernels):
+            rows = table[table["kernel"] == kernel].set_index("graph").reindex(graphs)
+            bars = ax.bar(x + (k - (len(kernels) - 1) / 2) * width, rows[ratio].to_numpy(dtype=np.float64), width,
+                          color=colors[k % len(colors)], label=kernel)
+            for bar, value in zip(bars, rows[gteps]):
+                if value == value:
+                    ax.text(bar.get_x() + bar.get_width() / 2, bar.get_height(), f"{value:.3g}", ha="center",
+                            va="bottom", fontsize=6, rotation=90)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_title(name, fontsize=9)
+        ax.set_xticks(x, short, rotation=25, ha="right", fontsize=8)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[0, 0].set_ylabel("GTEPS / expand-contract's")
+    axes[0, -1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    _title(figure, f"Seed 001's couplings on {table['device'].iloc[0]}: measured and predicted (GTEPS above each bar)")
     return figure
 
 

@@ -289,19 +289,31 @@ def committed_coupling_runs(profile_name: str, roots=None) -> list[tuple[Path, d
     return runs
 
 
-def couplings_measured_table(runs) -> pd.DataFrame:
-    """Seed 001 Fig. 10's numbers from the first run of `runs` (committed_coupling_runs) that holds all
-    four couplings: per (graph, kernel) the median GTEPS over its sources and that over expand-contract's."""
+def couplings_table(runs) -> pd.DataFrame:
+    """Seed 001 Fig. 10's numbers from the first run of `runs` (committed_coupling_runs) that holds all four
+    couplings: per (graph, kernel) the median GTEPS over its sources measured and, where the run was
+    predicted (its pooled/time.csv, `gpu_validate.coupling_validation`), predicted (the traversed edges over
+    the operator machine's time), each also over expand-contract's."""
     from simdmodel.couplings import COUPLINGS
 
-    columns = ["device", "run", "graph", "kernel", "gteps", "vs_expand_contract"]
+    columns = ["device", "run", "graph", "kernel", "gteps", "vs_expand_contract", "predicted_gteps",
+               "predicted_vs_expand_contract"]
     for folder, record in runs:
         throughput = read_table(folder / "pooled" / "throughput.csv")
         if not set(COUPLINGS) <= set(throughput["kernel"]):
             continue
-        medians = throughput.groupby(["graph", "kernel"], sort=False)["gteps"].median().reset_index()
-        base = medians[medians["kernel"] == "expand-contract"].set_index("graph")["gteps"]
-        medians["vs_expand_contract"] = medians["gteps"] / medians["graph"].map(base)
+        keys = ["graph", "kernel", "source"]
+        if (folder / "pooled" / "time.csv").is_file():
+            times = read_table(folder / "pooled" / "time.csv")[[*keys, "predicted_ns"]]
+            throughput = throughput.merge(times, on=keys, how="left")
+            throughput["predicted_gteps"] = throughput["reached_edges"] / throughput["predicted_ns"]
+        else:
+            throughput["predicted_gteps"] = np.nan
+        medians = throughput.groupby(["graph", "kernel"], sort=False)[["gteps", "predicted_gteps"]].median()
+        medians = medians.reset_index()
+        for column, ratio in (("gteps", "vs_expand_contract"), ("predicted_gteps", "predicted_vs_expand_contract")):
+            base = medians[medians["kernel"] == "expand-contract"].set_index("graph")[column]
+            medians[ratio] = medians[column] / medians["graph"].map(base)
         return medians.assign(device=record.get("device", folder.name), run=display_folder(folder))[columns]
     return pd.DataFrame(columns=columns)
 

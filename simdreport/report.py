@@ -23,7 +23,7 @@ from simdmodel.generators import canonical_spec, is_generator_spec
 from . import figures as fig
 from .collect import TOPO, GraphData, collect_graph
 from .defaults import L2_MODEL, SEED, TIME_MODEL, choose_gpu, settings_line
-from .measured import (MeasuredRun, committed_coupling_runs, committed_runs, couplings_measured_table,
+from .measured import (MeasuredRun, committed_coupling_runs, committed_runs, couplings_table,
                        queue_levels_table, read_run)
 from .suites import SuiteGraph, graph_slug, size_hint, suite_for
 from .tables import report_tables
@@ -109,15 +109,18 @@ def draw_figures(report: Report, graph_figures: list[list[fig.ReportFigure]]) ->
             "plain-store lookup are expanded again, level after level (-label: no culling; -history: both culling "
             "heuristics), until a queue may outgrow 2m ids (overflow).", "queue_levels_measured",
             fig.render(fig.redundant_expansion_figure(levels))))
-    measured = report.tables.get("couplings_measured")
-    if measured is not None and len(measured):
-        first = measured[measured["run"] == measured["run"].iloc[0]]
+    couplings = report.tables.get("couplings")
+    if couplings is not None and len(couplings):
+        first = couplings[couplings["run"] == couplings["run"].iloc[0]]
+        predicted = first["predicted_gteps"].notna().any()
         drawn["suite"].append(fig.ReportFigure(
-            "00-suite-couplings-measured", "Seed 001's couplings measured (seed 001 Fig. 10)",
+            "00-suite-couplings", "Seed 001's couplings measured and predicted (seed 001 Fig. 10)",
             f"The traversal rate of each coupling (the atomic lookup) over expand-contract's on the graphs of the "
             f"committed GPU run {first['run'].iloc[0]} ({first['device'].iloc[0]}; the median over its sources), "
-            "measured only: the operator machine does not model the coupled kernels yet.", "couplings_measured",
-            fig.render(fig.couplings_measured_figure(first))))
+            + ("measured, and predicted by the operator machine for the same sources (`opmachine.coupled`, "
+               "recorded in the run's pooled/time.csv by `python -m gpu_validate.coupling_validation --measured`)."
+               if predicted else "measured only: the run has no predicted times."), "couplings",
+            fig.render(fig.couplings_figure(first))))
     for data, items in zip(report.graphs, graph_figures):
         drawn[data.label] = items
     report.figures = drawn
@@ -296,7 +299,7 @@ def build_report(specs=None, gpu: str | None = None, sources: int = DEFAULT_SOUR
         }
         tables = report_tables(graphs, settings["saturation_mlp"])
         coupling_runs = committed_coupling_runs(profile.name)
-        for name, table in (("couplings_measured", couplings_measured_table(coupling_runs)),
+        for name, table in (("couplings", couplings_table(coupling_runs)),
                             ("queue_levels_measured", queue_levels_table(coupling_runs))):
             if len(table):
                 tables[name] = table

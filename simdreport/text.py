@@ -48,8 +48,8 @@ def reading_guide() -> list[str]:
         "slots are busy, each job takes max(latency of those slots' loads, n x the largest sectors-per-job x peak "
         "service time), summed as the slots finish, plus the launch overhead (seed 003 Eq. 4 with the load "
         "followed through the launch). Bottleneck: what bounds most of that time: L2H = L2 hits, RBH = DRAM "
-        "row-buffer hits, RBM = DRAM row-buffer misses, L2S = one hot L2 sector, latency = the last warps' own "
-        "loads."),
+        "row-buffer hits, RBM = DRAM row-buffer misses, L2S = one hot L2 sector, L2A = atomics on one word (a "
+        "queue counter), latency = the last warps' own loads."),
         ("A round of a data-driven kernel is two launches: the expansion by the mapping and the compaction of the "
         "level array into the next sorted frontier."),
     ]

@@ -183,17 +183,25 @@ def weighted_rows(pairs, weights, n, undirected=False, drop_self_loops=False, dr
 
 
 def lookup_survivors(ids, visited, mode, grid, waves=True):
-    """Status lookup with culling (simdmodel.lookup), thread by thread: tiles of 256 ids on CTA t mod grid,
-    warps of 32 lanes as one instruction (reads before stores, the highest lane's store wins), and with
-    `waves` every store of a wave of `grid` tiles held back until the wave ends."""
+    """Survivors of `lookup_flags`."""
+    return lookup_flags(ids, visited, mode, grid, waves)[0]
+
+
+def lookup_flags(ids, visited, mode, grid, waves=True, items=1):
+    """Status lookup with culling (simdmodel.lookup), thread by thread: tiles of 256 ids, `items` at once on
+    CTA (t // items) mod grid, warps of 32 lanes as one instruction (reads before stores, the highest lane's
+    store wins), and with `waves` every store of a wave of grid x items tiles held back until the wave ends.
+    Returns the survivors and each id's accesses (ACCESS_FLAGS names)."""
     label = set(v for v, seen in enumerate(visited) if seen)
     mask = [0] * ((len(visited) + 7) // 8)
     for v in label:
         mask[v // 8] |= 1 << (v % 8)
     history = [dict() for _ in range(grid)]
     survivors, held = 0, []
+    did = [set() for _ in ids]
     tiles = (len(ids) + 255) // 256
     for tile in range(tiles):
+        cta = (tile // items) % grid
         for w in range(8):
             lanes = list(range(tile * 256 + w * 32, min(tile * 256 + w * 32 + 32, len(ids))))
             keep = {i: True for i in lanes}
@@ -209,32 +217,41 @@ def lookup_survivors(ids, visited, mode, grid, waves=True):
                     keep[i] = owner[ids[i] % 128] == i
             stores = []
             if mode >= 3:
-                table = history[tile % grid]
+                table = history[cta]
                 for i in lanes:
                     if keep[i] and table.get(ids[i] % 256) == ids[i]:
                         keep[i] = False
-                stores += [("history", tile % grid, ids[i]) for i in lanes if keep[i]]
+                stores += [("history", cta, ids[i]) for i in lanes if keep[i]]
             for i in lanes:
                 if keep[i]:
                     v = ids[i]
                     byte = mask[v // 8]
+                    did[i].add("mask_read")
                     if byte & (1 << (v % 8)):
                         keep[i] = False
                         continue
                     stores.append(("byte", v // 8, byte | (1 << (v % 8))))
+                    did[i].add("mask_write")
+                    if mode >= 1:
+                        did[i].add("label_read")
                     if mode >= 1 and v in label:
                         keep[i] = False
                     elif mode >= 4:  # atomic: the label is claimed at once, in lane order
                         label.add(v)
+                        did[i].add("label_claim")
                     else:
                         stores.append(("label", v, None))
+                        did[i].add("label_write")
+            for i in lanes:
+                if keep[i]:
+                    did[i].add("kept")
             survivors += sum(keep.values())
             held += stores
             if not waves:
                 held = _land(held, mask, label, history)
-        if waves and (tile % grid == grid - 1 or tile == tiles - 1):
+        if waves and ((tile + 1) % (grid * items) == 0 or tile == tiles - 1):
             held = _land(held, mask, label, history)
-    return survivors
+    return survivors, did
 
 
 def _land(stores, mask, label, history):

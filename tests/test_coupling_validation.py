@@ -38,6 +38,31 @@ def test_a_recorded_run_is_predicted_again_without_a_gpu(tmp_path, capsys):
     launches = pd.read_csv(tmp_path / "launches.csv.gz")
     two_phase = launches[launches["kernel"] == "two-phase"]
     assert (two_phase["predicted_output"] == two_phase["output"]).all()  # no race: the model's queues are exact
+    assert (two_phase["predicted_ns"] > 0).all()
+    times = pd.read_csv(tmp_path / "pooled" / "time.csv")
+    assert set(times["kernel"]) == set(launches.dropna(subset=["predicted_ns"])["kernel"])
+    assert np.allclose(times["error"], times["predicted_ns"] / times["measured_ns"] - 1)
+    # one coupling with the default lookup: no best to pick
+    assert summary["best_coupling_agreement"] is None and summary["best_couplings"] == []
+
+
+def test_time_errors_and_the_best_coupling_by_hand():
+    # Two levels of 100 + 50 ns measured (launches summed per level) against 110 and 45 predicted: level
+    # errors 10% and 10%, whole BFS 155 / 150 - 1.
+    rows = [("g", "hybrid", 1, 0, "contract-expand", 60.0, 66.0), ("g", "hybrid", 1, 0, "pieces", 40.0, 44.0),
+            ("g", "hybrid", 1, 1, "contract-expand", 50.0, 45.0)]
+    launches = pd.DataFrame(rows, columns=["graph", "kernel", "source", "level", "phase", "time_ns", "predicted_ns"])
+    times = coupling_validation.time_table(launches)
+    assert times[["measured_ns", "predicted_ns", "levels"]].values.tolist() == [[150.0, 155.0, 2]]
+    assert times["level_mape"].iloc[0] == pytest.approx(0.1) and times["error"].iloc[0] == pytest.approx(155 / 150 - 1)
+    # The model picks two-phase (fastest predicted); measured it is 4% slower than hybrid: within 5%.
+    times = pd.DataFrame([("g", "hybrid", 100.0, 90.0), ("g", "two-phase", 104.0, 80.0),
+                          ("g", "two-phase-history", 50.0, 50.0),  # not the default lookup: not a candidate
+                          ("h", "hybrid", 100.0, 90.0), ("h", "two-phase", 120.0, 80.0)],
+                         columns=["graph", "kernel", "measured_ns", "predicted_ns"])
+    best = coupling_validation.best_couplings(times)
+    assert best.values.tolist() == [["g", "hybrid", "two-phase", pytest.approx(0.04), True],
+                                    ["h", "hybrid", "two-phase", pytest.approx(0.2), False]]
 
 
 def test_a_folder_that_is_no_coupling_run_is_one_line(tmp_path, capsys):
@@ -59,6 +84,15 @@ def test_the_committed_h200_run_is_exact_where_no_race_decides():
         assert (traffic[f"measured_{column}"] == traffic[f"predicted_{column}"]).all(), column
     throughput = pd.read_csv(RESULTS / "pooled" / "throughput.csv")
     assert set(throughput["kernel"]) == set(COUPLINGS) and (throughput["fraction_of_bound"] > 0).all()
+
+
+def test_the_committed_h200_run_is_predicted_and_the_deep_graphs_within_ten_percent():
+    times = pd.read_csv(RESULTS / "pooled" / "time.csv")
+    summary = json.loads((RESULTS / "summary.json").read_text())
+    assert len(times) == 72 and times["predicted_ns"].gt(0).all()
+    assert len(summary["best_couplings"]) == 6 and 0 <= summary["best_coupling_agreement"] <= 1
+    deep = times[times["graph"].str.match(r"(grid2d|mesh6|delaunay)")]
+    assert len(deep) == 36 and deep["level_mape"].max() <= 0.10 and deep["error"].abs().max() <= 0.10
 
 
 @pytest.mark.gpu

@@ -162,6 +162,22 @@ def test_the_couplings_command_prints_traffic_and_overflow(tmp_path, capsys):
     assert rows[0]["redundant_expansion"] == 1.0 and not rows[0]["overflow"]
 
 
+def test_the_couplings_command_predicts_each_bfs_and_launch(tmp_path, capsys):
+    from simdreport.cli import main
+
+    assert main(["couplings", "grid2d:side=30", "--kernels", "hybrid,two-phase", "--time", "--format", "json",
+                 "--out", str(tmp_path / "s.json"), "--quiet"]) == 0
+    rows = json.loads((tmp_path / "s.json").read_text())["rows"]
+    assert all(row["predicted_ms"] > 0 and row["predicted_gteps"] > 0 for row in rows)
+    assert main(["couplings", "grid2d:side=30", "--kernels", "hybrid", "--time", "--per-level", "--out",
+                 str(tmp_path / "l.csv"), "--quiet"]) == 0
+    table = pd.read_csv(tmp_path / "l.csv")
+    timed = table[table["phase"] != "setup"]
+    assert timed["predicted_ns"].gt(0).all() and table.loc[table["phase"] == "setup", "predicted_ns"].isna().all()
+    assert rows[0]["kernel"] == "hybrid"  # the BFS's time is its launches' (the table keeps 6 digits)
+    assert rows[0]["predicted_ms"] * 1e6 == pytest.approx(timed["predicted_ns"].sum(), rel=1e-5)
+
+
 @pytest.mark.parametrize("args, message", [(["--kernels", "sm-32"], "unknown coupling 'sm-32'"),
                                            (["--kernels", "hybrid-bitmask"], "'bitmask' is not one a coupling runs"),
                                            (["--kernels", "hybrid,hybrid-atomic"], "lists a coupling twice")])

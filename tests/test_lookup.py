@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 import naive
 import simdmodel as sm
 from simdmodel.errors import InputError
-from simdmodel.lookup import MODES, edge_frontier, false_negative_rates, lookup_survivors, lookup_table
+from simdmodel.lookup import (ACCESS_FLAGS, MODES, STATUS_ACCESSES, edge_frontier, false_negative_rates, lookup_launch,
+                              lookup_survivors, lookup_table, status_arrays)
 
 BITMASK, LABEL, WARP, HISTORY = range(4)
 
@@ -76,6 +77,28 @@ def test_matches_the_naive_lookup_in_every_mode(ids, seen, grid, waves):
     visited = [v in seen for v in range(300)]
     for mode in range(len(MODES)):
         assert survivors(ids, visited, mode, grid, waves) == naive.lookup_survivors(ids, visited, mode, grid, waves)
+
+
+@settings(max_examples=60, deadline=None)
+@given(ids=small_ids, seen=st.sets(st.integers(0, 299), max_size=150), grid=st.integers(1, 3),
+       waves=st.booleans(), items=st.integers(1, 2))
+def test_each_ids_accesses_match_the_naive_lookup_and_add_up_to_the_counts(ids, seen, grid, waves, items):
+    # The flags the operator machine turns into jobs: id by id as the naive twin has them, CTAs taking
+    # `items` tiles at once (a contraction's two), and summing to the launch's access counts.
+    visited = np.array([v in seen for v in range(300)])
+    for mode in range(len(MODES)):
+        label, mask = status_arrays(visited)
+        flags = np.empty(len(ids), dtype=np.uint8)
+        accesses = np.zeros(len(STATUS_ACCESSES), dtype=np.int64)
+        kept = lookup_launch(np.asarray(ids, dtype=np.int64), label, mask, mode, grid, waves,
+                             np.empty(len(ids), dtype=np.int64), accesses, flags, items)
+        expected_kept, did = naive.lookup_flags(ids, list(visited), mode, grid, waves, items)
+        assert kept == expected_kept
+        names = [{name for k, name in enumerate(ACCESS_FLAGS) if f & (1 << k)} for f in flags]
+        assert names == did
+        has = {name: sum(name in d for d in did) for name in ACCESS_FLAGS}
+        assert accesses.tolist() == [has["mask_read"], has["label_read"], has["mask_write"],
+                                     has["label_write"] + has["label_claim"]]
 
 
 @settings(max_examples=60, deadline=None)

@@ -165,12 +165,14 @@ def test_report_folder_holds_page_markdown_figures_and_tables(report_dir):
     # Suite boxplot, the committed H200 couplings run's Figs. 7 and 10 + 9 per graph + 3 measured figures
     # (time, CTE, ME) for the graph with measurements.
     assert len(figures) == 3 + 2 * 9 + 3
-    assert {"00-suite-redundant-expansion.png", "00-suite-couplings-measured.png"} <= set(figures)
+    assert {"00-suite-redundant-expansion.png", "00-suite-couplings.png"} <= set(figures)
     levels = pd.read_csv(report_dir / "tables" / "queue_levels_measured.csv")
     done = levels[~levels["overflow"]]
     assert (done["edge_queue"] >= done["logical_edges"]).all() and levels["overflow"].any()
-    fig10 = pd.read_csv(report_dir / "tables" / "couplings_measured.csv")
-    assert (fig10[fig10["kernel"] == "expand-contract"]["vs_expand_contract"] == 1.0).all()
+    fig10 = pd.read_csv(report_dir / "tables" / "couplings.csv")
+    base = fig10[fig10["kernel"] == "expand-contract"]
+    assert (base["vs_expand_contract"] == 1.0).all() and (base["predicted_vs_expand_contract"] == 1.0).all()
+    assert (fig10["predicted_gteps"] > 0).all()  # the committed run is predicted (pooled/time.csv)
     cte = pd.read_csv(report_dir / "tables" / "measured_rounds.csv")
     assert cte["cte_model_ns"].notna().all() and (cte["cte_model_ns"] > 0).all()
     equations = cte.groupby("kernel")["cte_model"].unique()

@@ -37,7 +37,7 @@ __device__ __forceinline__ void post_pieces(int begin, int degree, int at, Piece
         *overflow = 1;
         return;
     }
-    for (int j = 0; j < count; ++j)
+    for (int j = 0; j < count; ++j)  // trips: piece
         p.piece[first + j] = make_int4(begin + j * PIECE, at + j * PIECE, min(PIECE, degree - j * PIECE), 0);
 }
 
@@ -149,20 +149,20 @@ __device__ void gather_to_queue(int begin, int degree, const int* edge_dst, Queu
     }
     __syncthreads();
 #pragma unroll 1
-    for (int k = 0; k < lists; ++k) {  // CTA phase
+    for (int k = 0; k < lists; ++k) {  // trips: cta_list (CTA phase)
         const int first = s.cta_first[k], d = s.cta_degree[k], to = s.cta_out[k];
 #pragma unroll 1
-        for (int i = tid; i < d; i += C) copy_edge(edge_dst, first + i, out.queue, to + i, traffic);
+        for (int i = tid; i < d; i += C) copy_edge(edge_dst, first + i, out.queue, to + i, traffic);  // trips: cta_round
     }
     unsigned mine = __ballot_sync(FULL, degree > 32 && degree <= C);
 #pragma unroll 1
-    while (mine) {  // warp phase
+    while (mine) {  // trips: warp_list (warp phase)
         const int owner = __ffs(mine) - 1;
         mine &= mine - 1;
         const int first = __shfl_sync(FULL, begin, owner), d = __shfl_sync(FULL, degree, owner);
         const int to = __shfl_sync(FULL, at, owner);
 #pragma unroll 1
-        for (int i = lane; i < d; i += 32) copy_edge(edge_dst, first + i, out.queue, to + i, traffic);
+        for (int i = lane; i < d; i += 32) copy_edge(edge_dst, first + i, out.queue, to + i, traffic);  // trips: warp_round
         __syncwarp();
     }
     int total;
@@ -172,7 +172,7 @@ __device__ void gather_to_queue(int begin, int degree, const int* edge_dst, Queu
     s.out[tid] = at;
     __syncthreads();
 #pragma unroll 1
-    for (int i = tid; i < total; i += C) {  // scan phase
+    for (int i = tid; i < total; i += C) {  // trips: round (scan phase)
         const int lo = owner_of(s.offset, C - 1, i);
         copy_edge(edge_dst, s.first_edge[lo] + i - s.offset[lo], out.queue, s.out[lo] + i - s.offset[lo], traffic);
     }
@@ -204,7 +204,7 @@ couple_expand(const int* vertices, const int* in_size, const int* row_start, con
     const Pieces pieces{piece, piece_count, piece_capacity};
     __shared__ GatherShared s;
     const int size = *in_size, C = blockDim.x;
-    for (int chunk = blockIdx.x; chunk * C < size; chunk += gridDim.x) {
+    for (int chunk = blockIdx.x; chunk * C < size; chunk += gridDim.x) {  // trips: step
         const int pos = chunk * C + threadIdx.x;
         int begin, degree;
         load_entry(vertices, pos, pos < size, row_start, &begin, &degree, traffic);
@@ -226,7 +226,7 @@ couple_contract(const int* edges, const int* in_size, int* label, unsigned char*
     __shared__ int s_base;
     const int size = *in_size, warp = threadIdx.x >> 5;
     clear_history(t.history);
-    for (int group = blockIdx.x; group * CONTRACT_ITEMS * BFS_BLOCK < size; group += gridDim.x) {
+    for (int group = blockIdx.x; group * CONTRACT_ITEMS * BFS_BLOCK < size; group += gridDim.x) {  // trips: step
         int v[CONTRACT_ITEMS];
         bool active[CONTRACT_ITEMS], keep[CONTRACT_ITEMS];
         int kept = 0;
@@ -282,7 +282,7 @@ couple_expand_contract(const int* vertices, const int* in_size, const int* row_s
     __shared__ int warp_total[BFS_BLOCK / 32];
     const int size = *in_size, C = blockDim.x, tid = threadIdx.x, warp = tid >> 5, lane = lane_id();
     clear_history(t.history);
-    for (int chunk = blockIdx.x; chunk * C < size; chunk += gridDim.x) {
+    for (int chunk = blockIdx.x; chunk * C < size; chunk += gridDim.x) {  // trips: step
         const int pos = chunk * C + tid;
         int begin, degree;
         load_entry(vertices, pos, pos < size, row_start, &begin, &degree, traffic);
@@ -295,20 +295,20 @@ couple_expand_contract(const int* vertices, const int* in_size, const int* row_s
         }
         __syncthreads();
 #pragma unroll 1
-        for (int k = 0; k < lists; ++k) {  // CTA phase
+        for (int k = 0; k < lists; ++k) {  // trips: cta_list (CTA phase)
             const int first = cta_first[k], d = cta_degree[k];
 #pragma unroll 1
-            for (int round = 0; round + warp * 32 < d; round += C)
+            for (int round = 0; round + warp * 32 < d; round += C)  // trips: cta_round
                 lookup_edge<MODE>(edge_dst, first + round + tid, round + tid < d, st, t, out, traffic);
         }
         unsigned mine = __ballot_sync(FULL, degree > 32 && degree <= C);
 #pragma unroll 1
-        while (mine) {  // warp phase
+        while (mine) {  // trips: warp_list (warp phase)
             const int owner = __ffs(mine) - 1;
             mine &= mine - 1;
             const int first = __shfl_sync(FULL, begin, owner), d = __shfl_sync(FULL, degree, owner);
 #pragma unroll 1
-            for (int round = 0; round < d; round += 32)
+            for (int round = 0; round < d; round += 32)  // trips: warp_round
                 lookup_edge<MODE>(edge_dst, first + round + lane, round + lane < d, st, t, out, traffic);
         }
         int total;
@@ -317,7 +317,7 @@ couple_expand_contract(const int* vertices, const int* in_size, const int* row_s
         offset[tid] = before;  // non-decreasing: lists outside the phase add 0
         __syncthreads();
 #pragma unroll 1
-        for (int round = 0; round + warp * 32 < total; round += C) {  // scan phase
+        for (int round = 0; round + warp * 32 < total; round += C) {  // trips: round (scan phase)
             const int i = round + tid;
             const bool active = i < total;
             int e = 0;
@@ -344,7 +344,7 @@ couple_contract_expand(const int* edges, const int* in_size, const int* row_star
     __shared__ GatherShared s;
     const int size = *in_size, warp = threadIdx.x >> 5;
     clear_history(t.history);
-    for (int tile = blockIdx.x; tile * BFS_BLOCK < size; tile += gridDim.x) {
+    for (int tile = blockIdx.x; tile * BFS_BLOCK < size; tile += gridDim.x) {  // trips: step
         const int i = tile * BFS_BLOCK + threadIdx.x;
         const bool active = i < size;
         int v = -1;
@@ -372,10 +372,10 @@ extern "C" __global__ void __launch_bounds__(BFS_BLOCK, BFS_MIN_BLOCKS)
 couple_copy_pieces(const int4* piece, const int* piece_count, int piece_capacity, const int* edge_dst, int* out_queue,
                    unsigned long long* traffic) {
     const int count = min(*piece_count, piece_capacity);
-    for (int p = blockIdx.x; p < count; p += gridDim.x) {
+    for (int p = blockIdx.x; p < count; p += gridDim.x) {  // trips: step
         const int4 part = piece[p];
 #pragma unroll 1
-        for (int i = threadIdx.x; i < part.z; i += blockDim.x)
+        for (int i = threadIdx.x; i < part.z; i += blockDim.x)  // trips: round
             copy_edge(edge_dst, part.x + i, out_queue, part.y + i, traffic);
     }
 }
@@ -391,10 +391,10 @@ couple_lookup_pieces(const int4* piece, const int* piece_count, int piece_capaci
     __shared__ volatile LookupShared t;
     const int count = min(*piece_count, piece_capacity), C = blockDim.x, tid = threadIdx.x, warp = tid >> 5;
     clear_history(t.history);
-    for (int p = blockIdx.x; p < count; p += gridDim.x) {
+    for (int p = blockIdx.x; p < count; p += gridDim.x) {  // trips: step
         const int4 part = piece[p];
 #pragma unroll 1
-        for (int round = 0; round + warp * 32 < part.z; round += C)
+        for (int round = 0; round + warp * 32 < part.z; round += C)  // trips: round
             lookup_edge<MODE>(edge_dst, part.x + round + tid, round + tid < part.z, st, t, out, traffic);
     }
 }

@@ -136,6 +136,6 @@ __device__ __forceinline__ bool status_lookup(int v, bool active, int* label, un
 
 // The CTA's history table, emptied (every thread of the block calls it, before the first lookup).
 __device__ __forceinline__ void clear_history(volatile int* history) {
-    for (int i = threadIdx.x; i < LOOKUP_HISTORY; i += blockDim.x) history[i] = -1;
+    for (int i = threadIdx.x; i < LOOKUP_HISTORY; i += blockDim.x) history[i] = -1;  // trips: warp
     __syncthreads();
 }

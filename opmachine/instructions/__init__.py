@@ -16,10 +16,11 @@ import numpy as np
 from .blocks import block_events
 from .code import WAITS, KernelCode, kernel_code, trip_matrix
 from .listing import CLASSES, Listing, instruction_class, load_listing, parse_listing
-from .trips import (compact_trips, expansion_lanes, expansion_trips, group_lanes, phase_trips, segment_lanes,
+from .trips import (compact_trips, coupled_trips, expansion_lanes, expansion_trips, group_lanes, phase_trips, segment_lanes,
                     steps_per_warp, topo_lanes, topo_trips)
 
 __all__ = ["CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of", "compact_trips",
+           "coupled_trips",
            "expansion_lanes", "expansion_trips", "group_lanes", "has_listing", "hop_cycles", "instruction_class",
            "kernel_code", "listing_name", "load_listing", "parse_listing", "phase_trips", "segment_lanes", "steps_per_warp",
            "topo_lanes", "topo_trips", "trip_matrix"]

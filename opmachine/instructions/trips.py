@@ -19,6 +19,10 @@ already knows, per launched warp:
 - `cta_list`, `cta_round`, `warp_list`, `warp_round` (swc): lists the CTA strip-mines (every warp of
   the unit walks each) and its warp's rounds over them, lists its own warp gathers and their rounds;
   there `round` and `search` are the scan phase's only (`phase_trips`);
+- `piece` (seed 001's coupled kernels, `coupled_trips`): the long lists a warp's lanes post as pieces,
+  the most of its lanes' pieces a step; a `pieces` launch's `round` (its warps' steps over the pieces)
+  and `entered` (the pieces a warp has a lane in); their `step` counts chunks, contraction groups or
+  pieces dealt to the CTA;
 - `lookback`, `poll`: the compaction's decoupled look-back, one step and one poll per warp whose
   lanes have a predecessor tile (tile t, warp k of its block: t >= 1, and t - 1 >= 32 k), as when
   every predecessor is already done (no spinning).
@@ -207,20 +211,25 @@ def expansion_lanes(mapping, front_degrees: np.ndarray, warps: int) -> dict | No
 
 
 @numba.njit(cache=True, nogil=True)
-def _swc_trips(front_degrees, cta_size, warps):
-    """Rows cta_list, cta_round, warp_list, warp_round, round (scan phase) per launched warp of a swc-C
-    expansion: unit u (entries u C .. u C + C - 1) on unit slot u mod slots, its warp j on launched warp
-    slot * C / 32 + j (`simdmodel.strategies.swc`)."""
+def _swc_trips(degrees, unit_ptr, cta_size, warps, big_list):
+    """Rows cta_list, cta_round, warp_list, warp_round, round (scan phase), piece per launched warp of a swc-C
+    gather: unit u (entries unit_ptr[u] .. unit_ptr[u+1] - 1, entry i on thread i - unit_ptr[u]) on unit
+    slot u mod slots, its warp j on launched warp slot * C / 32 + j (`simdmodel.strategies.swc`). A list
+    longer than `big_list` (> 0) is no phase's: its thread posts it as ceil(d / big_list) pieces (`piece`,
+    the most of the warp's lanes)."""
     unit_warps = cta_size // 32
     slots = max(warps // unit_warps, 1)
-    out = np.zeros((5, warps))
-    size = front_degrees.size
-    for u in range(-(-size // cta_size)):
+    out = np.zeros((6, warps))
+    for u in range(unit_ptr.size - 1):
         first_warp = (u % slots) * unit_warps
-        lo, hi = u * cta_size, min(u * cta_size + cta_size, size)
+        lo, hi = unit_ptr[u], unit_ptr[u + 1]
         loose = 0
+        most = np.zeros(unit_warps)
         for i in range(lo, hi):
-            d = front_degrees[i]
+            d = degrees[i]
+            if big_list > 0 and d > big_list:
+                most[(i - lo) // 32] = max(most[(i - lo) // 32], (d + big_list - 1) // big_list)
+                continue
             phase = phase_of(d, cta_size)
             if phase == CTA:
                 for j in range(unit_warps):
@@ -234,9 +243,20 @@ def _swc_trips(front_degrees, cta_size, warps):
             else:
                 loose += d
         for j in range(unit_warps):
+            out[5, first_warp + j] += most[j]
             if 32 * j < loose:
                 out[4, first_warp + j] += strided_rounds(loose - 32 * j, 1, cta_size)
     return out
+
+
+def _search_steps(cta_size: int) -> int:
+    """Binary-search steps of the scan phase's owner search over a CTA's C entries."""
+    return int(np.ceil(np.log2(cta_size))) if cta_size > 1 else 0
+
+
+def _gather_rows(rows: np.ndarray, cta_size: int) -> dict:
+    return {"cta_list": rows[0], "cta_round": rows[1], "warp_list": rows[2], "warp_round": rows[3],
+            "round": rows[4], "search": rows[4] * _search_steps(cta_size)}
 
 
 def phase_trips(mapping, front_degrees: np.ndarray, warps: int) -> dict:
@@ -245,11 +265,43 @@ def phase_trips(mapping, front_degrees: np.ndarray, warps: int) -> dict:
     empty for a one-phase strategy."""
     if mapping.spec.name != "swc":
         return {}
-    cta_size = mapping.value("cta_size")
-    rows = _swc_trips(np.asarray(front_degrees, dtype=np.int64), int(cta_size), int(warps))
-    search = int(np.ceil(np.log2(cta_size))) if cta_size > 1 else 0
-    return {"cta_list": rows[0], "cta_round": rows[1], "warp_list": rows[2], "warp_round": rows[3],
-            "round": rows[4], "search": rows[4] * search}
+    cta_size = int(mapping.value("cta_size"))
+    degrees = np.asarray(front_degrees, dtype=np.int64)
+    units = np.append(np.arange(0, degrees.size, cta_size, dtype=np.int64), np.int64(degrees.size))
+    return _gather_rows(_swc_trips(degrees, units, cta_size, int(warps), 0), cta_size)
+
+
+def coupled_trips(phase: str, warps: int, units: int, cta_size: int, degrees=None, unit_ptr=None, big_list: int = 0,
+                  piece_len=None) -> dict:
+    """Trips per launched warp of a coupled-BFS launch (`gpu_validate/cuda/couplings.cu`, `kernels.couple`):
+    `units` chunks, tile groups or pieces dealt to CTAs c mod slots (`step`); an expanding launch's gather of
+    lists `degrees` in units `unit_ptr` (`_swc_trips`, lists longer than `big_list` posted as pieces); a
+    `pieces` launch's rounds over pieces of `piece_len` edges (warp j of a piece's CTA takes its offsets
+    r C + 32 j ..: `round`, and `entered` once per piece it has a lane in)."""
+    step = steps_per_warp(units, cta_size // 32, warps)
+    trips = {"warp": np.ones(warps), "step": step}
+    if degrees is not None:
+        rows = _swc_trips(np.asarray(degrees, dtype=np.int64), np.asarray(unit_ptr, dtype=np.int64), cta_size, warps,
+                          big_list)
+        trips.update(_gather_rows(rows, cta_size), piece=rows[5])
+    if piece_len is not None:
+        trips.update(zip(("round", "entered"), _piece_rounds(np.asarray(piece_len, dtype=np.int64), cta_size, warps)))
+    return _with_active(trips)
+
+
+@numba.njit(cache=True, nogil=True)
+def _piece_rounds(piece_len, cta_size, warps):
+    """Rows round and entered per launched warp of a `pieces` launch (piece q on CTA q mod slots)."""
+    unit_warps = cta_size // 32
+    slots = max(warps // unit_warps, 1)
+    out = np.zeros((2, warps))
+    for q in range(piece_len.size):
+        first_warp = (q % slots) * unit_warps
+        for j in range(unit_warps):
+            if 32 * j < piece_len[q]:
+                out[0, first_warp + j] += (piece_len[q] - 32 * j + cta_size - 1) // cta_size
+                out[1, first_warp + j] += 1
+    return out
 
 
 def compact_trips(steps: np.ndarray, stores: np.ndarray, block: int) -> dict:

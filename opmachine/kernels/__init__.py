@@ -65,9 +65,9 @@ def parse_kernel(text: str) -> Kernel:
         if not str(error).startswith("unknown mapping"):
             raise
     if is_coupling(name):
-        raise InputError(f"{text!r} is one of seed 001's couplings, which the operator machine does not time yet "
-                         "(`simdmodel couplings` models their queues and traffic; gpu_validate.coupling_validation "
-                         "measures them)")
+        raise InputError(f"{text!r} is one of seed 001's couplings, a set of kernels: `simdmodel couplings SPEC "
+                         "--time` predicts their launches (opmachine.coupled); gpu_validate.coupling_validation "
+                         "measures them")
     others = [n for n in STRATEGIES if n != "group"]
     choices = ", ".join(others[:-1]) + (" or " if len(others) > 1 else "") + others[-1]
     raise InputError(f"unknown kernel {text!r} (choose topo, sm-S with S in 1..{WARP_SIZE}, {choices})") from None

@@ -13,9 +13,10 @@ per-level service times of seed 003 §5. Every key is checked on load; a mistake
 One concept per module: `curve` (S(m)), `schema` (key names, typed checks, provenance rules),
 `gpu_profile` and `cpu_profile` (the profile records), `instructions` (the [instructions] costs),
 `compaction` (the [compaction] times by graph size), `gather` (the [gather] rates of random 4-byte
-loads), `loading` (shipped names and paths),
+loads), `atomics` (the [atomics] time of atomics on one word), `loading` (shipped names and paths),
 `writing` (measured profiles written, validated and moved into place), `errors`.
 """
+from .atomics import AtomicCosts
 from .compaction import CompactionCosts
 from .gather import GatherRates
 from .cpu_profile import CacheLevel, CPUProfile, LoopCosts
@@ -37,6 +38,7 @@ from .schema import (
     same_device_name,
 )
 from .writing import (
+    atomics_section,
     compaction_section,
     gather_section,
     instruction_section,
@@ -44,6 +46,7 @@ from .writing import (
     toml_string,
     with_instruction_section,
     with_section,
+    write_gpu_atomics,
     write_gpu_compaction,
     write_gpu_curves,
     write_gpu_gather,
@@ -53,6 +56,7 @@ from .writing import (
 )
 
 __all__ = [
+    "AtomicCosts",
     "CURVE_NAMES",
     "CPUProfile",
     "CacheLevel",
@@ -75,6 +79,7 @@ __all__ = [
     "SAME_SECTOR_CURVE",
     "SERVER_CURVES",
     "available_profiles",
+    "atomics_section",
     "closed_queue_curve",
     "compaction_section",
     "gather_section",
@@ -88,6 +93,7 @@ __all__ = [
     "toml_string",
     "with_instruction_section",
     "with_section",
+    "write_gpu_atomics",
     "write_gpu_compaction",
     "write_gpu_curves",
     "write_gpu_gather",

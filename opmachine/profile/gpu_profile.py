@@ -10,6 +10,7 @@ import numpy as np
 from simdmodel.errors import InputError
 
 from .compaction import CompactionCosts, parse_compaction
+from .atomics import AtomicCosts, parse_atomics
 from .gather import GatherRates, parse_gather
 from .curve import Curve
 from .instructions import InstructionCosts, parse_instructions
@@ -70,6 +71,7 @@ class GPUProfile:
     instructions: InstructionCosts | None = None
     compaction: CompactionCosts | None = None
     gather: GatherRates | None = None
+    atomics: AtomicCosts | None = None
 
     @property
     def physical_warps(self) -> int:
@@ -92,7 +94,7 @@ class GPUProfile:
         [instructions.provenance], and likewise for `compaction`. Empty when the file records none."""
         if key in CURVE_NAMES:
             return dict(self.provenance) if key in self.curves else {}
-        for part in ("instructions", "compaction", "gather"):
+        for part in ("instructions", "compaction", "gather", "atomics"):
             if key == part or key.startswith(part + "."):
                 costs = getattr(self, part)
                 return dict(costs.provenance) if costs is not None else {}
@@ -128,7 +130,7 @@ class GPUProfile:
 
 
 GPU_TOP_KEYS = ("name", "kind", "description", "device", "hardware", "service")
-GPU_OPTIONAL_KEYS = ("provenance", "instructions", "compaction", "gather")
+GPU_OPTIONAL_KEYS = ("provenance", "instructions", "compaction", "gather", "atomics")
 
 
 def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str) -> GPUProfile:
@@ -175,7 +177,8 @@ def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str
                     if "instructions" in doc else None)
     compaction = parse_compaction(check, doc["compaction"], device_name) if "compaction" in doc else None
     gather = parse_gather(check, doc["gather"], device_name) if "gather" in doc else None
+    atomics = parse_atomics(check, doc["atomics"], device_name) if "atomics" in doc else None
     return GPUProfile(name=name, description=description, path=where, device_name=device_name,
                       compute_capability=capability, **values, curves=curves, measured=measured,
                       provenance=provenance, hardware_provenance=sources, instructions=instructions,
-                      compaction=compaction, gather=gather)
+                      compaction=compaction, gather=gather, atomics=atomics)

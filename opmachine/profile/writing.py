@@ -1,8 +1,8 @@
 """Writing measured GPU profiles: TOML text in the schema's layout, checked by loading it back, then
 moved into place (a temporary file beside the target, validated, renamed: nothing half-written).
-The [instructions], [compaction] and [gather] sections are written at the end of a profile, with
+The [instructions], [compaction], [gather] and [atomics] sections are written at the end of a profile, with
 comments saying what the numbers are and how they were measured; `write_gpu_instructions`,
-`write_gpu_compaction` and `write_gpu_gather` add or replace one in a profile file and keep
+`write_gpu_compaction`, `write_gpu_gather` and `write_gpu_atomics` add or replace one in a profile file and keep
 everything else in that file as it is."""
 from __future__ import annotations
 
@@ -20,13 +20,15 @@ from .curve import Curve
 from .errors import ProfileError
 from .gpu_profile import GPUProfile
 from .compaction import COMPACTION_RUN_KEYS, CompactionCosts
+from .atomics import ATOMIC_RUN_KEYS, AtomicCosts
 from .gather import GATHER_RUN_KEYS, GatherRates
 from .instructions import INSTRUCTION_KEYS, INSTRUCTION_NOTES, INSTRUCTION_RUN_KEYS, InstructionCosts
 from .loading import parse_profile_bytes
 from .schema import CURVE_NAMES, GPU_FLOAT_KEYS, GPU_HARDWARE_KEYS, GPU_INT_KEYS, PROVENANCE_KEYS, same_device_name
 
-__all__ = ["compaction_section", "gather_section", "instruction_section", "render_gpu_profile", "toml_string",
-           "with_instruction_section", "with_section", "write_gpu_compaction", "write_gpu_curves", "write_gpu_gather",
+__all__ = ["atomics_section", "compaction_section", "gather_section", "instruction_section", "render_gpu_profile", "toml_string",
+           "with_instruction_section", "with_section", "write_gpu_atomics", "write_gpu_compaction", "write_gpu_curves",
+           "write_gpu_gather",
            "write_gpu_instructions", "write_gpu_profile", "write_profile_text"]
 
 
@@ -35,7 +37,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
                        header: Sequence[str] = (), hardware_notes: dict[str, str] | None = None,
                        hardware_provenance: dict[str, str] | None = None,
                        instructions: InstructionCosts | None = None, instructions_notes: Sequence[str] = (),
-                       compaction: CompactionCosts | None = None, gather: GatherRates | None = None) -> str:
+                       compaction: CompactionCosts | None = None, gather: GatherRates | None = None,
+                       atomics: AtomicCosts | None = None) -> str:
     """The TOML text of a measured GPU profile (`measured = true`), in the layout of the shipped files.
 
     `hardware` maps every key of GPU_HARDWARE_KEYS to its value; `curves` maps curve names to
@@ -43,7 +46,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     (the run). `header` lines become `#` comments at the top, `hardware_notes` a `# note` after a
     [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
     `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`),
-    `compaction` the [compaction] section (`compaction_section`), `gather` the [gather] one.
+    `compaction` the [compaction] section (`compaction_section`), `gather` the [gather] one, `atomics`
+    the [atomics] one.
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
     """
@@ -104,6 +108,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
         text += "\n" + compaction_section(compaction, label)
     if gather is not None:
         text += "\n" + gather_section(gather, label)
+    if atomics is not None:
+        text += "\n" + atomics_section(atomics, label)
     return text
 
 
@@ -219,10 +225,16 @@ def write_gpu_instructions(path, base: GPUProfile, costs: InstructionCosts, note
 
 
 def _array_section(table: str, intro: str, values: dict, int_keys, provenance: dict, run_keys, label: str) -> str:
-    """A [`table`] of number arrays (`int_keys` written as integers) and its [`table`.provenance], as TOML
-    text after the comment `intro`; ProfileError naming the key on a value the text cannot carry."""
+    """A [`table`] of number arrays (`int_keys` written as integers) and numbers, and its
+    [`table`.provenance], as TOML text after the comment `intro`; ProfileError naming the key on a value
+    the text cannot carry."""
     lines = [toml_comment(text, label) for text in textwrap.wrap(intro, 98)] + [f"[{table}]"]
     for key, array in values.items():
+        if not isinstance(array, (list, tuple)):  # a scalar
+            if isinstance(array, (bool, np.bool_)) or not isinstance(array, (int, float, np.integer, np.floating)):
+                raise ProfileError(label, f"{table}.{key}: must be a number, got {array!r}")
+            lines.append(f"{key} = {_toml_number(float(array))}")
+            continue
         items = []
         for i, value in enumerate(array):
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
@@ -260,6 +272,23 @@ def write_gpu_gather(path, base: GPUProfile, rates: GatherRates) -> GPUProfile:
     """Write `base`'s profile with its [gather] section added or replaced by `rates` to `path`
     (`_write_section`); returns the loaded profile."""
     return _write_section(path, base, "gather", lambda label: gather_section(rates, label))
+
+
+def atomics_section(costs: AtomicCosts, label: str) -> str:
+    """The [atomics] and [atomics.provenance] tables of `costs` as TOML text, after a comment saying what
+    they are."""
+    if not isinstance(costs, AtomicCosts):
+        raise InputError(f"atomics must be an AtomicCosts, got {type(costs).__name__}")
+    intro = ("[atomics]: same_word_ns, ns per warp-level atomicAdd when lane 0 of every warp of the full GPU adds to "
+             "one word (the coupled kernels' queue counters), median over repeats; opmachine.profile.atomics says "
+             "how the model uses it.")
+    return _array_section("atomics", intro, costs.values(), (), costs.provenance, ATOMIC_RUN_KEYS, label)
+
+
+def write_gpu_atomics(path, base: GPUProfile, costs: AtomicCosts) -> GPUProfile:
+    """Write `base`'s profile with its [atomics] section added or replaced by `costs` to `path`
+    (`_write_section`); returns the loaded profile."""
+    return _write_section(path, base, "atomics", lambda label: atomics_section(costs, label))
 
 
 def write_gpu_compaction(path, base: GPUProfile, costs: CompactionCosts) -> GPUProfile:
@@ -316,8 +345,9 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
     capability the base's. Optional `comment` (lines of text, e.g. how the curves were measured)
     goes under the header as `#` lines, and `hardware_notes` maps [hardware] keys to a note written
     after the value (where the number comes from); a base with a [provenance] table passes it on,
-    each entry as `base NAME: its entry`, and a base's [instructions] measured on the same device
-    (by name) are kept (those of another device do not describe this one). The text is checked by loading it back before it is
+    each entry as `base NAME: its entry`, and a base's [instructions], [compaction], [gather] and
+    [atomics] measured on the same device (by name) are kept (those of another device do not describe
+    this one). The text is checked by loading it back before it is
     moved, atomically, to `path` (a .toml file).
     """
     if not isinstance(base_profile, GPUProfile):
@@ -332,12 +362,12 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
     sources = ({key: f"base {b.name}: {text}" for key, text in b.hardware_provenance.items()}
                if b.hardware_provenance else None)
     device_name = device if isinstance(device, str) and device.strip() else b.device_name
-    instructions, compaction, gather = (
+    instructions, compaction, gather, atomics = (
         part if part is not None and same_device_name(part.provenance["device"], device_name) else None
-        for part in (b.instructions, b.compaction, b.gather))
+        for part in (b.instructions, b.compaction, b.gather, b.atomics))
     text = render_gpu_profile(
         name=b.name, description=b.description, device_name=device_name, instructions=instructions,
-        compaction=compaction, gather=gather,
+        compaction=compaction, gather=gather, atomics=atomics,
         compute_capability=b.compute_capability,
         hardware={key: getattr(b, key) for key in GPU_HARDWARE_KEYS}, curves=curves, provenance=provenance,
         label=label, hardware_notes=hardware_notes, hardware_provenance=sources,
