@@ -28,15 +28,15 @@ from .cache import SetAssocState
 from .critical import CriticalPathModel, launch_slots, launch_time, slot_instructions
 from .instructions import WarpInstructions, arch_of, coupled_trips, has_listing, kernel_code, trip_matrix
 from .kernels import DEFAULT_BLOCK, SERVER_FIELDS, JobBuffer
-from .kernels.couple import (BIG_LIST, CTA_SIZE, coupled_jobs, gather_units, launch_grid, launch_units,
-                             listing_name, listing_phase, piece_lengths)
+from .kernels.couple import (BIG_LIST, CONTRACT_ITEMS, CTA_SIZE, CTA_WARPS, coupled_jobs, gather_units, launch_grid,
+                             launch_units, listing_name, listing_phase, piece_lengths)
 from .layout import PIECE_COUNT, QUEUE_SIZE, coupled_layout_for
 from .memory import LaunchScratch, l2_geometry, simulate_launch_loads
 
-TIME_COLUMNS = ("grid", "jobs", "l2_sectors", "l2_hits", "dram_sectors", "inst_executed", "memory_ns", "fixed_ns",
-                "predicted_ns", "bottleneck")
+TIME_COLUMNS = ("grid", "jobs", "l2_sectors", "l2_hits", "dram_sectors", "inst_executed", "shared_ld_inst",
+                "shared_st_inst", "memory_ns", "fixed_ns", "predicted_ns", "bottleneck")
 """What `predict_coupled_bfs` adds to each launch of `coupled_launches`: its CTAs, jobs and sectors, warp
-instructions (NaN without a listing), the critical-path time of its jobs and instructions, the launch
+instructions and shared-memory loads and stores (NaN without a listing), the critical-path time of its jobs and instructions, the launch
 overhead, their sum and the bottleneck."""
 
 
@@ -87,7 +87,7 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile) -> pd.D
         trace = coupled_jobs(graph, work, layout, grid, queue_in, queue_out, start, buffer)
         counts, _, loads = simulate_launch_loads(trace, layout, profile, "setassoc", state, [critical], scratch)
         jobs, sectors, _, waited, hot = loads[0]
-        instructions = launch_instructions(graph, work, arch, trace.warps)
+        instructions = launch_instructions(graph, work, arch, trace, layout)
         path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
                                                                     critical)
         memory_ns, bottleneck = launch_time(jobs, sectors, waited.sum(axis=0), hot, critical, path,
@@ -98,7 +98,8 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile) -> pd.D
         fixed = float(profile.launch_overhead_ns)
         rows.append({"grid": grid, "jobs": int(fields["jobs"]), "l2_sectors": int(fields["l2_sectors"]),
                      "l2_hits": int(fields["l2_hits"]), "dram_sectors": int(fields["dram_sectors"]),
-                     "inst_executed": np.nan if instructions is None else instructions.totals()["inst_executed"],
+                     **(dict.fromkeys(("inst_executed", "shared_ld_inst", "shared_st_inst"), np.nan)
+                        if instructions is None else instructions.totals()),
                      "memory_ns": memory_ns, "fixed_ns": fixed, "predicted_ns": memory_ns + fixed,
                      "bottleneck": bottleneck})
 
@@ -107,33 +108,53 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile) -> pd.D
     return pd.concat([table, pd.DataFrame(rows, columns=list(TIME_COLUMNS))], axis=1)
 
 
+def counter_jobs(trace, layout, element: int) -> np.ndarray:
+    """Which jobs of a coupled launch are atomics on counter `element` (`layout.QUEUE_SIZE`, `PIECE_COUNT`):
+    the jobs of the one sector that holds it (only atomics touch the counters)."""
+    single = np.diff(trace.ptr) == 1
+    single[single] = trace.sectors[trace.ptr[:-1][single]] == layout.sector_of("counters", element)
+    return single
+
+
 def counter_atomics(trace, layout, physical_warps: int) -> np.ndarray:
     """Per warp slot (`critical.launch_slots`), the launch's atomics on its busier counter (the output queue's
     size or the pieces' count, `layout.COUPLED_LAYOUT`): every CTA or warp that reserves slots adds to the
     same word, so the slice that owns it serves them one after another."""
     slots = launch_slots(trace.warps, physical_warps)
-    single = np.diff(trace.ptr) == 1
-    first = trace.sectors[trace.ptr[:-1][single]]
-    warps = trace.warp[single]
-    counts = [np.bincount(warps[first == layout.sector_of("counters", element)] % slots, minlength=slots)
+    counts = [np.bincount(trace.warp[counter_jobs(trace, layout, element)] % slots, minlength=slots)
               for element in (QUEUE_SIZE, PIECE_COUNT)]
     return max(counts, key=lambda c: c.sum()).astype(np.float64)
 
 
-def launch_instructions(graph, work: LaunchWork, arch: str | None, warps: int) -> WarpInstructions | None:
+def launch_instructions(graph, work: LaunchWork, arch: str | None, trace, layout) -> WarpInstructions | None:
     """A coupled launch's warp instructions from its kernel's SASS (`kernels.couple.listing_name`) and its trips
-    (`instructions.coupled_trips`); None without a listing (another architecture, a lookup mode other than
-    the default `atomic`, whose kernels are not listed)."""
+    (`instructions.coupled_trips`; a fused lookup's enqueues are its jobs' atomics on the queue counter);
+    None without a listing (another architecture, a lookup mode other than the default `atomic`, whose
+    kernels are not listed)."""
+    warps = trace.warps
     name = listing_name(listing_phase(work))
     if arch is None or not has_listing(name, arch):
         return None
     code = kernel_code(name, arch)
     units = launch_units(graph, work)
+    counted = {"enqueue": np.bincount(trace.warp[counter_jobs(trace, layout, QUEUE_SIZE)], minlength=warps)}
     if work.phase == "contract":
-        trips = coupled_trips(work.phase, warps, units, CTA_SIZE)
+        counted["kept"] = _groups_kept(work, warps)
+        trips = coupled_trips(work.phase, warps, units, CTA_SIZE, looked_up=work.looked_up.size, counted=counted)
     elif work.phase == "pieces":
-        trips = coupled_trips(work.phase, warps, units, CTA_SIZE, piece_len=piece_lengths(graph, work)[1])
+        trips = coupled_trips(work.phase, warps, units, CTA_SIZE, piece_len=piece_lengths(graph, work)[1],
+                              counted=counted)
     else:
         degrees, unit_ptr = gather_units(graph, work)
-        trips = coupled_trips(work.phase, warps, units, CTA_SIZE, degrees, unit_ptr, BIG_LIST)
+        trips = coupled_trips(work.phase, warps, units, CTA_SIZE, degrees, unit_ptr, BIG_LIST, counted=counted)
     return WarpInstructions(trip_matrix(code, trips), code)
+
+
+def _groups_kept(work: LaunchWork, warps: int) -> np.ndarray:
+    """Per launched warp of a contraction, the groups in which one of its lanes kept an id (id i of group
+    i // (CONTRACT_ITEMS x C), lane (i mod C) of warp (i mod C) // 32 of CTA group mod slots)."""
+    kept = np.flatnonzero(work.flags & KEPT)
+    group, warp = kept // (CONTRACT_ITEMS * CTA_SIZE), (kept % CTA_SIZE) // 32
+    slots = max(warps // CTA_WARPS, 1)
+    pairs = np.unique(group * CTA_WARPS + warp)
+    return np.bincount((pairs // CTA_WARPS % slots) * CTA_WARPS + pairs % CTA_WARPS, minlength=warps).astype(np.float64)

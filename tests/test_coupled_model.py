@@ -93,8 +93,24 @@ def test_a_hubs_list_goes_as_pieces_of_1024_edges_over_the_grid():
 
 
 def test_contraction_groups_are_dealt_to_ctas_in_turn():
-    trips = coupled_trips("contract", 2 * CTA_WARPS, 3, 256)
+    trips = coupled_trips("contract", 2 * CTA_WARPS, 3, 256, looked_up=1300)
     assert trips["step"].tolist() == [2.0] * 8 + [1.0] * 8 and trips["active"].tolist() == [1.0] * 16
+    # The CTA's first warp reserves the group's slots; a warp looks up where its lanes of the group's
+    # first tile have ids: groups 0 and 1 are full, group 2 (ids 1024..1299, on CTA 0 again) has ids
+    # from 1024 + 32 j < 1300 for every j of 0..7.
+    assert trips["reserve"].tolist() == [2.0] + [0.0] * 7 + [1.0] + [0.0] * 7
+    assert trips["lookup"].tolist() == [2.0] * 8 + [1.0] * 8
+
+
+def test_a_contractions_warps_store_in_the_groups_where_they_kept_an_id():
+    from opmachine.coupled import _groups_kept
+
+    flags = np.zeros(1300, dtype=np.uint8)
+    flags[[0, 5, 40, 300, 700, 1299]] = KEPT
+    kept = _groups_kept(LaunchWork(0, "contract", flags=flags), 2 * CTA_WARPS)
+    # group 0 on CTA 0: warp 0 (ids 0, 5), warp 1 (ids 40 and 300: one group); group 1 (700: lane 188, warp 5)
+    # on CTA 1; group 2 (1299: lane 19 of tile 5, warp 0) on CTA 0 again
+    assert kept.tolist() == [2.0, 1.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1.0, 0, 0]
 
 
 def random_graph(n, pairs):

@@ -134,3 +134,34 @@ def test_gpu_atomic_couplings_run_the_models_queues(spec):
         assert counted["output"].tolist() == model["output"].tolist()
         for column in ("column", "row", "edge_read", "edge_write", "vertex_read", "vertex_write", "label_write"):
             assert counted[column].tolist() == model[column].tolist(), (name, column)
+
+
+COUNTERS = RESULTS.parent / "nvidia-h200-coupling-counters"
+
+
+def test_the_committed_instruction_counts_are_predicted_again_the_same_without_a_gpu(tmp_path):
+    import shutil
+
+    from gpu_validate import coupling_counters
+
+    shutil.copytree(COUNTERS, tmp_path / "run")
+    assert coupling_counters.main(["--measured", str(tmp_path / "run")]) == 0
+    again = pd.read_csv(tmp_path / "run" / "instructions.csv.gz")
+    pd.testing.assert_frame_equal(again, pd.read_csv(COUNTERS / "instructions.csv.gz"))
+    phases = pd.DataFrame(json.loads((tmp_path / "run" / "summary.json").read_text())["phases"])
+    # The copy of long lists' pieces is counted exactly; a contraction or an expansion within 3.5%.
+    pieces = phases[(phases["phase"] == "pieces") & (phases["kernel"] != "expand-contract")]
+    assert pieces["error"].abs().max() < 0.001
+    rest = phases[(phases["kernel"] != "expand-contract") & (phases["phase"] != "pieces")]
+    assert rest["error"].abs().max() < 0.035
+    shared = again.filter(like="shared").sum()
+    assert abs(shared["predicted_shared_ld_inst"] / shared["measured_shared_ld_inst"] - 1) < 0.01
+
+
+def test_a_folder_that_is_no_counters_run_is_one_line(tmp_path, capsys):
+    from gpu_validate import coupling_counters
+
+    assert coupling_counters.main(["--measured", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert coupling_counters.main([]) == 2
+    assert "name graphs to profile" in capsys.readouterr().err

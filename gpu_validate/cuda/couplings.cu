@@ -51,7 +51,7 @@ struct Queues {  // the launch's output queue, its size counter and capacity, an
 // Block-wide: one slot range of `total` entries in the output queue, or -1 (every thread of the block
 // calls it; `s_base` is one shared int; the caller's next barrier guards it).
 __device__ __forceinline__ int reserve_block(int total, Queues out, int* s_base) {
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0) {  // trips: reserve
         int base = total ? atomicAdd(out.size, total) : 0;
         if (base + total > out.capacity) {
             *out.overflow = 1;
@@ -66,7 +66,7 @@ __device__ __forceinline__ int reserve_block(int total, Queues out, int* s_base)
 // Warp-wide: the lanes with `keep` write `value` at slots one atomicAdd reserves (all lanes call it).
 __device__ __forceinline__ void warp_enqueue(bool keep, int value, Queues out, unsigned long long* traffic) {
     const unsigned kept = __ballot_sync(FULL, keep);
-    if (!kept) return;
+    if (!kept) return;  // trips: enqueue
     const int lane = lane_id(), leader = __ffs(kept) - 1;
     int base = 0;
     if (lane == leader) base = atomicAdd(out.size, __popc(kept));
@@ -139,7 +139,7 @@ __device__ void gather_to_queue(int begin, int degree, const int* edge_dst, Queu
     const int base = reserve_block(all, out, &s.base);
     if (base < 0) return;  // uniform: the queue is full
     const int at = base + before;
-    if (degree > BIG_LIST) post_pieces(begin, degree, at, pieces, out.overflow);
+    if (degree > BIG_LIST) post_pieces(begin, degree, at, pieces, out.overflow);  // trips: posting
     int lists;
     const int rank = block_exclusive_sum(degree > C && degree <= BIG_LIST ? 1 : 0, s.warp_total, &lists);
     if (degree > C && degree <= BIG_LIST) {
@@ -240,7 +240,7 @@ couple_contract(const int* edges, const int* in_size, int* label, unsigned char*
                 v[k] = load_cg(edges + i);
             }
         }
-        if (warp * 32 + group * CONTRACT_ITEMS * BFS_BLOCK < size) {  // a warp with no id sits the lookup out
+        if (warp * 32 + group * CONTRACT_ITEMS * BFS_BLOCK < size) {  // trips: lookup (a warp with no id sits it out)
             status_lookup_batch<MODE, CONTRACT_ITEMS>(v, active, keep, label, mask, next, t.warp[warp], t.history,
                                                       traffic);
 #pragma unroll
@@ -249,7 +249,7 @@ couple_contract(const int* edges, const int* in_size, int* label, unsigned char*
         int total;
         const int before = block_exclusive_sum(kept, s_total, &total);
         const int base = reserve_block(total, out, &s_base);
-        if (kept && base >= 0) {
+        if (kept && base >= 0) {  // trips: kept
             int at = base + before;
 #pragma unroll
             for (int k = 0; k < CONTRACT_ITEMS; ++k) {
@@ -286,7 +286,7 @@ couple_expand_contract(const int* vertices, const int* in_size, const int* row_s
         const int pos = chunk * C + tid;
         int begin, degree;
         load_entry(vertices, pos, pos < size, row_start, &begin, &degree, traffic);
-        if (degree > BIG_LIST) post_pieces(begin, degree, 0, pieces, overflow);
+        if (degree > BIG_LIST) post_pieces(begin, degree, 0, pieces, overflow);  // trips: posting
         int lists;
         const int rank = block_exclusive_sum(degree > C && degree <= BIG_LIST ? 1 : 0, warp_total, &lists);
         if (degree > C && degree <= BIG_LIST) {

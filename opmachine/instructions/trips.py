@@ -212,14 +212,14 @@ def expansion_lanes(mapping, front_degrees: np.ndarray, warps: int) -> dict | No
 
 @numba.njit(cache=True, nogil=True)
 def _swc_trips(degrees, unit_ptr, cta_size, warps, big_list):
-    """Rows cta_list, cta_round, warp_list, warp_round, round (scan phase), piece per launched warp of a swc-C
-    gather: unit u (entries unit_ptr[u] .. unit_ptr[u+1] - 1, entry i on thread i - unit_ptr[u]) on unit
-    slot u mod slots, its warp j on launched warp slot * C / 32 + j (`simdmodel.strategies.swc`). A list
-    longer than `big_list` (> 0) is no phase's: its thread posts it as ceil(d / big_list) pieces (`piece`,
-    the most of the warp's lanes)."""
+    """Rows cta_list, cta_round, warp_list, warp_round, round (scan phase), piece, posting per launched warp
+    of a swc-C gather: unit u (entries unit_ptr[u] .. unit_ptr[u+1] - 1, entry i on thread i - unit_ptr[u])
+    on unit slot u mod slots, its warp j on launched warp slot * C / 32 + j (`simdmodel.strategies.swc`). A
+    list longer than `big_list` (> 0) is no phase's: its thread posts it as ceil(d / big_list) pieces
+    (`piece`, the most of the warp's lanes; `posting`, the units in which the warp has such a list)."""
     unit_warps = cta_size // 32
     slots = max(warps // unit_warps, 1)
-    out = np.zeros((6, warps))
+    out = np.zeros((7, warps))
     for u in range(unit_ptr.size - 1):
         first_warp = (u % slots) * unit_warps
         lo, hi = unit_ptr[u], unit_ptr[u + 1]
@@ -244,6 +244,7 @@ def _swc_trips(degrees, unit_ptr, cta_size, warps, big_list):
                 loose += d
         for j in range(unit_warps):
             out[5, first_warp + j] += most[j]
+            out[6, first_warp + j] += most[j] > 0
             if 32 * j < loose:
                 out[4, first_warp + j] += strided_rounds(loose - 32 * j, 1, cta_size)
     return out
@@ -272,21 +273,40 @@ def phase_trips(mapping, front_degrees: np.ndarray, warps: int) -> dict:
 
 
 def coupled_trips(phase: str, warps: int, units: int, cta_size: int, degrees=None, unit_ptr=None, big_list: int = 0,
-                  piece_len=None) -> dict:
+                  piece_len=None, looked_up: int = 0, counted: dict | None = None) -> dict:
     """Trips per launched warp of a coupled-BFS launch (`gpu_validate/cuda/couplings.cu`, `kernels.couple`):
-    `units` chunks, tile groups or pieces dealt to CTAs c mod slots (`step`); an expanding launch's gather of
-    lists `degrees` in units `unit_ptr` (`_swc_trips`, lists longer than `big_list` posted as pieces); a
-    `pieces` launch's rounds over pieces of `piece_len` edges (warp j of a piece's CTA takes its offsets
-    r C + 32 j ..: `round`, and `entered` once per piece it has a lane in)."""
-    step = steps_per_warp(units, cta_size // 32, warps)
-    trips = {"warp": np.ones(warps), "step": step}
+    `units` chunks, tile groups or pieces dealt to CTAs c mod slots (`step`), the CTA's first warp
+    reserving output slots once a step (`reserve`); an expanding launch's gather of lists `degrees` in units
+    `unit_ptr` (`_swc_trips`, lists longer than `big_list` posted as pieces); a `pieces` launch's rounds over
+    pieces of `piece_len` edges (warp j of a piece's CTA takes its offsets r C + 32 j ..: `round`, and
+    `entered` once per piece it has a lane in); a contraction of `looked_up` ids, groups of two tiles, in
+    which warp j looks up only where it has an id (`lookup`); and the events whose trips the launch's
+    lookups decide, counted by the caller (`counted`: `kept`, `enqueue`)."""
+    unit_warps = cta_size // 32
+    step = steps_per_warp(units, unit_warps, warps)
+    trips = {"warp": np.ones(warps), "step": step, "reserve": np.where(np.arange(warps) % unit_warps == 0, step, 0.0)}
     if degrees is not None:
         rows = _swc_trips(np.asarray(degrees, dtype=np.int64), np.asarray(unit_ptr, dtype=np.int64), cta_size, warps,
                           big_list)
-        trips.update(_gather_rows(rows, cta_size), piece=rows[5])
+        trips.update(_gather_rows(rows, cta_size), piece=rows[5], posting=rows[6])
     if piece_len is not None:
         trips.update(zip(("round", "entered"), _piece_rounds(np.asarray(piece_len, dtype=np.int64), cta_size, warps)))
+    if phase == "contract":
+        trips["lookup"] = _warps_with_ids(int(looked_up), 2 * cta_size, cta_size, warps)
+    trips.update(counted or {})
     return _with_active(trips)
+
+
+def _warps_with_ids(size: int, group: int, cta_size: int, warps: int) -> np.ndarray:
+    """Per launched warp, the groups of `group` ids (group g on CTA g mod slots) in which its first tile's
+    lanes have an id (warp j of a group from id g * group + 32 j)."""
+    unit_warps = cta_size // 32
+    slots = max(warps // unit_warps, 1)
+    groups = np.arange(-(-size // group))
+    out = np.zeros((slots, unit_warps))
+    for j in range(unit_warps):
+        out[:, j] = np.bincount(groups % slots, weights=groups * group + 32 * j < size, minlength=slots)[:slots]
+    return np.pad(out.ravel(), (0, warps - slots * unit_warps))
 
 
 @numba.njit(cache=True, nogil=True)

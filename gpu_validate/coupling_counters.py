@@ -1,0 +1,149 @@
+"""The coupled kernels' warp instructions counted by Nsight Compute beside the operator machine's.
+
+For each graph and coupling (`--kernels`, labels of `simdmodel.couplings`), the first seeded source's BFS
+is planned on the GPU under ncu (`gpu_validate.ncu.run_ncu`: every `couple_*` launch, its
+`smsp__inst_executed.sum` and shared-memory loads and stores), and the same BFS predicted
+(`opmachine.coupled.predict_coupled_bfs`: instructions from the kernels' SASS listings and the trips
+its jobs give). Writes into DIR:
+
+- instructions.csv.gz: one row per launch (graph, kernel, source, launch, level, phase, the GPU kernel's
+  name, measured and predicted inst_executed, shared_ld_inst, shared_st_inst);
+- summary.json: device, driver, date, command, and per (graph, kernel, phase) the launches, the
+  measured and predicted totals and their error, the per-launch errors' median and range.
+
+    python -m gpu_validate.coupling_counters SPEC [SPEC ...] [--kernels K,K] [--out DIR]
+    python -m gpu_validate.coupling_counters --measured DIR     (the model again, no GPU)
+    python -m gpu_validate.coupling_counters --plan SPEC KERNEL SOURCE   (the profiled target)
+
+Only small graphs are practical: ncu replays every launch (a deep graph has thousands).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+KERNELS = ("expand-contract", "contract-expand", "two-phase", "hybrid")
+COUNTS = ("inst_executed", "shared_ld_inst", "shared_st_inst")
+
+
+def profile_launches(spec: str, label: str, source: int) -> pd.DataFrame:
+    """ncu's counts of every coupled launch of the BFS from `source` (`--plan` run under ncu)."""
+    from .ncu import metrics_for, run_ncu
+
+    metrics = {k: v for k, v in metrics_for().items() if k in COUNTS}
+    table = run_ncu([sys.executable, "-m", "gpu_validate.coupling_counters", "--plan", spec, label, str(source)],
+                    kernel_regex="^couple_", metrics=metrics, timeout=1800)
+    return table[["kernel_name", *COUNTS]]
+
+
+def predicted_launches(graph, label: str, source: int, profile) -> pd.DataFrame:
+    """The model's launches of the same BFS: level, phase and the instruction counts of their listings."""
+    from opmachine.coupled import predict_coupled_bfs
+    from simdmodel.couplings import parse_coupling
+
+    return predict_coupled_bfs(graph, int(source), parse_coupling(label), profile)
+
+
+def compare(measured: pd.DataFrame, predicted: pd.DataFrame, key: dict) -> pd.DataFrame:
+    """One row per launch with the measured and predicted counts (the launch sequences must agree)."""
+    if len(measured) != len(predicted):
+        raise ValueError(f"{key}: ncu profiled {len(measured)} launches, the model has {len(predicted)}")
+    out = pd.DataFrame({**key, "launch": np.arange(len(predicted)), "level": predicted["level"].to_numpy(),
+                        "phase": predicted["phase"].to_numpy(), "gpu_kernel": measured["kernel_name"].to_numpy()})
+    for column in COUNTS:
+        out[f"measured_{column}"] = measured[column].to_numpy()
+        out[f"predicted_{column}"] = predicted[column].to_numpy()
+    return out
+
+
+def summarize(table: pd.DataFrame) -> list[dict]:
+    """Per (graph, kernel, phase): launches, inst_executed totals measured and predicted, the total's error and
+    the per-launch errors' median, min and max."""
+    rows = []
+    for (graph, kernel, phase), group in table.groupby(["graph", "kernel", "phase"], sort=False):
+        measured, predicted = group["measured_inst_executed"], group["predicted_inst_executed"]
+        errors = predicted / measured - 1
+        rows.append({"graph": graph, "kernel": kernel, "phase": phase, "launches": len(group),
+                     "measured": int(measured.sum()), "predicted": int(predicted.sum()),
+                     "error": float(predicted.sum() / measured.sum() - 1), "launch_error_median": float(errors.median()),
+                     "launch_error_min": float(errors.min()), "launch_error_max": float(errors.max())})
+    return rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m gpu_validate.coupling_counters",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("specs", nargs="*")
+    parser.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated coupling labels")
+    parser.add_argument("--out", default="coupling-counters")
+    parser.add_argument("--measured", metavar="DIR", help="predict this earlier run again (no GPU)")
+    parser.add_argument("--plan", nargs=3, metavar=("SPEC", "KERNEL", "SOURCE"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    import opmachine as om
+    import simdmodel as sm
+    from simdmodel.atomic import write_csv_gz, write_text
+    from simdmodel.couplings import parse_coupling
+    from simdmodel.errors import InputError
+
+    from .device import GpuUnavailable, device_info, profile_for_device, run_record
+
+    prog = "python -m gpu_validate.coupling_counters"
+    try:
+        if args.plan:  # the target ncu profiles: one planned BFS, levels checked
+            from .couplings import GpuCoupledBfs
+
+            spec, label, source = args.plan
+            profile = om.load_profile(profile_for_device(device_info()))
+            GpuCoupledBfs(sm.load_graph(spec), parse_coupling(label), profile).plan(int(source))
+            return 0
+        labels = [parse_coupling(k).label for k in args.kernels.split(",")]
+        if args.measured:
+            out = Path(args.measured)
+            try:
+                record = json.loads((out / "summary.json").read_text())
+                table = pd.read_csv(out / "instructions.csv.gz")
+                profile = om.load_profile(record["profile"])
+            except (OSError, ValueError, KeyError) as error:
+                raise InputError(f"{out}: not a coupling-counters run's folder ({error})") from None
+            record["predict_command"] = f"{prog} " + " ".join(sys.argv[1:] if argv is None else argv)
+            parts = []
+            for (name, label, source), group in table.groupby(["graph", "kernel", "source"], sort=False):
+                measured = group.rename(columns={f"measured_{c}": c for c in COUNTS}).rename(
+                    columns={"gpu_kernel": "kernel_name"})
+                predicted = predicted_launches(sm.load_graph(name), label, int(source), profile)
+                parts.append(compare(measured, predicted, {"graph": name, "kernel": label, "source": int(source)}))
+        elif args.specs:
+            profile = om.load_profile(profile_for_device(device_info()))
+            record = {**run_record(prog, argv), "profile": profile.name}
+            parts = []
+            for spec in args.specs:
+                graph = sm.load_graph(spec)
+                source = int(sm.pick_sources(graph, 1, 1)[0])
+                for label in labels:
+                    print(f"{graph.name}: {label} from {source}", file=sys.stderr, flush=True)
+                    measured = profile_launches(spec, label, source)
+                    predicted = predicted_launches(graph, label, source, profile)
+                    parts.append(compare(measured, predicted, {"graph": graph.name, "kernel": label,
+                                                               "source": source}))
+            out = Path(args.out)
+        else:
+            raise InputError("name graphs to profile, or --measured DIR")
+    except (GpuUnavailable, InputError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    table = pd.concat(parts, ignore_index=True)
+    record["phases"] = summarize(table)
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv_gz(out / "instructions.csv.gz", table)
+    write_text(out / "summary.json", json.dumps(record, indent=1) + "\n")
+    print(pd.DataFrame(record["phases"]).to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
