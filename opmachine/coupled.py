@@ -10,10 +10,11 @@ reserving CTA or warp adds to (`counter_atomics`: the profile's same-word atomic
 profile's launch overhead.
 
 What it leaves out, so that its errors can be read: the lookup's flags are the model's (`simdmodel.lookup`'s
-wave rule); on the GPU the atomic lookup's bitmask reads through the L1 see older bytes, and lanes whose
-plain label read races a claim try compare-and-swaps that fail, which the measured label reads and L2
-atomics show on the scale-free graphs' contractions. Other lookup modes have no listings, so their launches
-are timed without the instruction path. The first launch finds a cold L2 (the GPU's timed replays follow a
+wave rule: lanes of one wave that find a vertex unvisited all try its compare-and-swap); on the GPU the
+atomic lookup's bitmask reads through the L1 may see older bytes. No L2 slice queues: a hub's bitmask
+bytes and labels take tens of thousands of requests in one launch of a scale-free graph, whose loads then
+wait far longer than the one-warp latencies charged (the results README has Nsight Compute's account).
+Other lookup modes have no listings, so their launches are timed without the instruction path. The first launch finds a cold L2 (the GPU's timed replays follow a
 warm-up run). The queue order is the model's (the GPU's atomic counters order CTAs' blocks as they come).
 """
 from __future__ import annotations

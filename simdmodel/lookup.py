@@ -12,9 +12,11 @@ and expanded again in the next round. The modes add one filter each, in this ord
   memory, reads back, and where its id is still there writes its lane id; lanes that then read
   another lane's id are duplicates and are culled;
 - `history`: then history culling: a CTA's 256-entry table of recently seen ids, a hit culls;
-- `atomic`: both culling heuristics, and behind an unset bit the label is claimed with an atomic
-  compare-and-swap instead of a plain read and store: no id of an unvisited vertex gets through
-  twice (seed 001 §4.2: atomic updates yield zero false negatives), at one atomic per claim.
+- `atomic`: both culling heuristics, and behind an unset bit a plain read of the label, then, where it
+  finds the vertex unvisited, an atomic compare-and-swap that claims it: no id of an unvisited vertex
+  gets through twice (seed 001 §4.2: atomic updates yield zero false negatives). The plain read sees
+  the claims of earlier waves only (the wave rule below), so the lanes of one wave that find the same
+  vertex each try a compare-and-swap, and all but the first fail (`label_claim` without `kept`).
 
 The kernel (`gpu_validate/cuda/lookup.cu`) takes the edge frontier in tiles of 256 ids, tile t on
 CTA t mod grid, eight warps a tile, one full wave of CTAs. The model walks the tiles in that order,
@@ -80,6 +82,7 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, it
     matched = np.zeros(WARP, dtype=np.bool_)
     stored = np.zeros(WARP, dtype=np.int64)  # the byte a lane stores, -1 for none
     wave_tiles = grid * items
+    claimed = np.full(label.size if mode >= ATOMIC else 0, -1, dtype=np.int64)  # the wave that claimed a label
     wave_ids = np.empty(wave_tiles * TILE, dtype=np.int64)  # a wave's pending stores: the id, its byte, kept or not
     wave_bytes = np.empty(wave_tiles * TILE, dtype=np.int64)
     wave_kept = np.empty(wave_tiles * TILE, dtype=np.bool_)
@@ -92,6 +95,7 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, it
     tiles = (size + TILE - 1) // TILE
     for tile in range(tiles):
         cta = (tile // items) % grid
+        wave = tile // wave_tiles
         for w in range(TILE // WARP):
             base = tile * TILE + w * WARP
             if base >= size:
@@ -139,12 +143,17 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, it
                     else:
                         stored[lane] = byte | (1 << (v & 7))
                         accesses[1] += mode >= 1
-                        if mode >= 1 and label[v]:
+                        if mode >= ATOMIC:  # the read sees earlier waves' claims; the compare-and-swap all
+                            if label[v] and not (waves and claimed[v] == wave):
+                                valid[lane] = False
+                            else:  # a compare-and-swap: it claims the label unless a lane of this wave did
+                                valid[lane] = not label[v]
+                                label[v] = True
+                                claimed[v] = wave
+                                if record:
+                                    flags[base + lane] |= LABEL_CLAIM
+                        elif mode >= 1 and label[v]:
                             valid[lane] = False
-                        elif mode >= ATOMIC:  # the compare-and-swap claims the label at once
-                            label[v] = True
-                            if record:
-                                flags[base + lane] |= LABEL_CLAIM
             for lane in range(lanes):  # stores: of one byte, the highest lane's wins
                 if stored[lane] >= 0:
                     v = ids[base + lane]

@@ -190,7 +190,8 @@ def lookup_survivors(ids, visited, mode, grid, waves=True):
 def lookup_flags(ids, visited, mode, grid, waves=True, items=1):
     """Status lookup with culling (simdmodel.lookup), thread by thread: tiles of 256 ids, `items` at once on
     CTA (t // items) mod grid, warps of 32 lanes as one instruction (reads before stores, the highest lane's
-    store wins), and with `waves` every store of a wave of grid x items tiles held back until the wave ends.
+    store wins), and with `waves` every store of a wave of grid x items tiles held back until the wave ends
+    (the atomic mode's plain label read too: its compare-and-swap sees every claim).
     Returns the survivors and each id's accesses (ACCESS_FLAGS names)."""
     label = set(v for v, seen in enumerate(visited) if seen)
     mask = [0] * ((len(visited) + 7) // 8)
@@ -199,9 +200,11 @@ def lookup_flags(ids, visited, mode, grid, waves=True, items=1):
     history = [dict() for _ in range(grid)]
     survivors, held = 0, []
     did = [set() for _ in ids]
+    claimed = {}  # vertex -> the wave whose compare-and-swap claimed it
     tiles = (len(ids) + 255) // 256
     for tile in range(tiles):
         cta = (tile // items) % grid
+        wave = tile // (grid * items)
         for w in range(8):
             lanes = list(range(tile * 256 + w * 32, min(tile * 256 + w * 32 + 32, len(ids))))
             keep = {i: True for i in lanes}
@@ -234,11 +237,16 @@ def lookup_flags(ids, visited, mode, grid, waves=True, items=1):
                     did[i].add("mask_write")
                     if mode >= 1:
                         did[i].add("label_read")
-                    if mode >= 1 and v in label:
+                    if mode >= 4:  # atomic: the plain read sees earlier waves' claims, the swap every claim
+                        if v in label and not (waves and claimed.get(v) == wave):
+                            keep[i] = False
+                        else:
+                            keep[i] = v not in label
+                            label.add(v)
+                            claimed[v] = wave
+                            did[i].add("label_claim")
+                    elif mode >= 1 and v in label:
                         keep[i] = False
-                    elif mode >= 4:  # atomic: the label is claimed at once, in lane order
-                        label.add(v)
-                        did[i].add("label_claim")
                     else:
                         stores.append(("label", v, None))
                         did[i].add("label_write")

@@ -48,6 +48,21 @@ def test_warps_of_one_wave_miss_each_others_stores():
     assert survivors([7] + [0] * 255 + [7], visited, LABEL) == 1
 
 
+def test_atomic_lanes_of_one_wave_that_find_a_vertex_unvisited_all_try_the_swap():
+    # Vertex 7 in lane 0 of warps 0 and 1 of one tile: both read its bit and label before either claim
+    # lands, both try the compare-and-swap; the first claims it, the second's swap fails. A tile of the
+    # next wave reads the claimed label and stops there.
+    for ids, claims in (([7] + [0] * 31 + [7], 2), ([7] + [0] * 255 + [7], 1)):
+        label, mask = status_arrays(np.array([True] + [False] * 7))
+        flags = np.empty(len(ids), dtype=np.uint8)
+        accesses = np.zeros(len(STATUS_ACCESSES), dtype=np.int64)
+        kept = lookup_launch(np.array(ids, dtype=np.int64), label, mask, len(MODES) - 1, 1, True,
+                             np.empty(len(ids), dtype=np.int64), accesses, flags)
+        claim, keep = 1 << ACCESS_FLAGS.index("label_claim"), 1 << ACCESS_FLAGS.index("kept")
+        assert kept == 1 and accesses[3] == 1 and int(np.count_nonzero(flags & claim)) == claims
+        assert flags[0] & keep and not flags[-1] & keep
+
+
 def test_a_clobbered_bit_lets_a_visited_vertex_through_the_bitmask_only():
     # Vertices 0 and 1 (one byte) are found by lanes 0 and 1 of one warp: lane 1's byte store wins, so
     # bit 0 is lost. A later wave's lookup of 0 passes the bitmask alone; the label catches it.
@@ -97,8 +112,8 @@ def test_each_ids_accesses_match_the_naive_lookup_and_add_up_to_the_counts(ids, 
         names = [{name for k, name in enumerate(ACCESS_FLAGS) if f & (1 << k)} for f in flags]
         assert names == did
         has = {name: sum(name in d for d in did) for name in ACCESS_FLAGS}
-        assert accesses.tolist() == [has["mask_read"], has["label_read"], has["mask_write"],
-                                     has["label_write"] + has["label_claim"]]
+        won = sum({"label_claim", "kept"} <= d for d in did)  # a claim's label store is its swap's success
+        assert accesses.tolist() == [has["mask_read"], has["label_read"], has["mask_write"], has["label_write"] + won]
 
 
 @settings(max_examples=60, deadline=None)
