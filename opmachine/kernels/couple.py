@@ -354,13 +354,8 @@ def _gather(graph, work: LaunchWork, b: dict, slots: int, out_next: np.ndarray, 
         args = (graph.indptr, entries, unit_ptr[units], unit_edges[units], units, queue.size, lookup_input, in_flags,
                 lookup_flags, csr_of_pos, ids, flags, out_next, slots, first_step, block.step_warp, block.step_end,
                 block.edges, b["in"], b["row"], b["edge"], b["mask"], b["label"], b["out"], b["count"], b["pieces"],
-                *_scratch())
+                *lane_buffers())
         generate(_gather_fill, args, 0, block.units, buffer)
-
-
-def _scratch():
-    elements, at, vertices, keys = lane_buffers()
-    return elements, at, vertices, keys
 
 
 def _pieces(graph, work: LaunchWork, b: dict, slots: int, out_next: np.ndarray, buffer: JobBuffer) -> None:
@@ -372,7 +367,7 @@ def _pieces(graph, work: LaunchWork, b: dict, slots: int, out_next: np.ndarray, 
     csr_of_pos = _positions(graph.indptr, entries, degrees, _starts(degrees) if fused else work.out_at)
     piece_pos, piece_len = piece_lengths(graph, work)
     flags = np.asarray(work.flags) if fused else np.zeros(0, dtype=np.uint8)
-    elements, at, positions, keys = _scratch()
+    elements, at, positions, keys = lane_buffers()
     args = (piece_pos, piece_len, csr_of_pos, np.asarray(work.looked_up, dtype=np.int64), flags, slots, b["edge"],
             b["mask"], b["label"], b["out"], b["count"], out_next, elements, at, positions, keys)
     generate(_pieces_fill, args, 0, piece_pos.size, buffer)
@@ -415,7 +410,7 @@ def coupled_jobs(graph, work: LaunchWork, layout, grid: int, queue_in: str | Non
     b = _bases(layout, queue_in, queue_out)
     out_next = np.array([out_start], dtype=np.int64)
     if work.phase == "contract":
-        elements, at, _, keys = _scratch()
+        elements, at, _, keys = lane_buffers()
         size = work.looked_up.size
         args = (np.asarray(work.looked_up, dtype=np.int64), np.asarray(work.flags), size, grid, b["in"], b["mask"],
                 b["label"], b["out"], b["count"], out_next, elements, at, keys)
