@@ -1,7 +1,7 @@
 """Measure the time of atomics that all hit one word: the profile's [atomics] table.
 
 `cuda/atomics.cu` has lane 0 of every warp of one full wave of 256-thread blocks add to the same word
-ATOMICS_PER_WARP times; one launch is timed with CUDA events after a warm-up launch, and the time per
+ATOMICS_PER_WARP times; one launch is timed with CUDA events after a warm-up launch (`timing.median_launch_ns`), and the time per
 atomic is the elapsed time over the atomics, the median over `repeats` launches.
 (`opmachine.profile.atomics` says what the table is for.)
 
@@ -25,22 +25,15 @@ def measure_same_word(profile, repeats: int = 7) -> dict:
 
     from . import modules
     from .device import require_gpu
+    from .timing import median_launch_ns
 
     cp = require_gpu()
     kernel = modules.function("atomic-same")
     grid = profile.full_wave_grid(DEFAULT_BLOCK)
     word, out = cp.zeros(1, dtype=cp.int32), cp.zeros(1, dtype=cp.int32)
     atomics = grid * (DEFAULT_BLOCK // 32) * ATOMICS_PER_WARP
-    times = []
-    for repeat in range(repeats + 1):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        kernel((grid,), (DEFAULT_BLOCK,), (word, np.int32(ATOMICS_PER_WARP), out))
-        end.record()
-        end.synchronize()
-        if repeat:  # the first launch warms the code
-            times.append(cp.cuda.get_elapsed_time(start, end) * 1e6)
-    ns = float(np.median(times))
+    args = (word, np.int32(ATOMICS_PER_WARP), out)
+    ns = median_launch_ns(cp, lambda: kernel((grid,), (DEFAULT_BLOCK,), args), repeats)
     return {"atomics": int(atomics), "ns": round(ns, 1), "same_word_ns": round(ns / atomics, 6)}
 
 

@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     from simdmodel.couplings import parse_coupling
     from simdmodel.errors import InputError
 
-    from .device import GpuUnavailable, device_info, profile_for_device, run_record
+    from .device import GpuUnavailable, device_info, profile_for_device, recorded_run, run_record
 
     prog = "python -m gpu_validate.coupling_counters"
     try:
@@ -104,13 +104,10 @@ def main(argv=None) -> int:
         labels = [parse_coupling(k).label for k in args.kernels.split(",")]
         if args.measured:
             out = Path(args.measured)
-            try:
-                record = json.loads((out / "summary.json").read_text())
-                table = pd.read_csv(out / "instructions.csv.gz")
-                profile = om.load_profile(record["profile"])
-            except (OSError, ValueError, KeyError) as error:
-                raise InputError(f"{out}: not a coupling-counters run's folder ({error})") from None
-            record["predict_command"] = f"{prog} " + " ".join(sys.argv[1:] if argv is None else argv)
+            command = f"{prog} " + " ".join(sys.argv[1:] if argv is None else argv)
+            record, (table,) = recorded_run(out, ["instructions.csv.gz"], "a coupling-counters", command,
+                                            {"profile": str})
+            profile = om.load_profile(record["profile"])
             parts = []
             for (name, label, source), group in table.groupby(["graph", "kernel", "source"], sort=False):
                 measured = group.rename(columns={f"measured_{c}": c for c in COUNTS}).rename(

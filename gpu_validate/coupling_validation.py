@@ -266,21 +266,16 @@ def main(argv=None) -> int:
     from simdmodel.couplings import parse_coupling
     from simdmodel.errors import InputError
 
-    from .device import GpuUnavailable, device_info, profile_for_device
+    from .device import GpuUnavailable, device_info, profile_for_device, recorded_run
 
     command = "python -m gpu_validate.coupling_validation " + " ".join(sys.argv[1:] if argv is None else argv)
     try:
         labels = [parse_coupling(k).label for k in args.kernels.split(",")]
         if args.measured:
             out = Path(args.measured)
-            try:
-                record = json.loads((out / "summary.json").read_text())
-                timed = pd.read_csv(out / "measured.csv.gz")
-                counted = pd.read_csv(out / "counted.csv.gz")
-                profile = om.load_profile(record["profile"])
-            except (OSError, ValueError, KeyError) as error:
-                raise InputError(f"{out}: not a coupling run's folder ({error})") from None
-            record["predict_command"] = command
+            record, (timed, counted) = recorded_run(out, ["measured.csv.gz", "counted.csv.gz"], "a coupling", command,
+                                                    {"profile": str})
+            profile = om.load_profile(record["profile"])
         elif args.specs:
             info = device_info()
             profile = om.load_profile(profile_for_device(info))

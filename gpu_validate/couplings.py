@@ -21,7 +21,8 @@ import pandas as pd
 from opmachine.kernels import DEFAULT_BLOCK
 from opmachine.layout import check_row_offsets
 from simdmodel.algorithms import BFS
-from simdmodel.couplings import PIECE, TRAFFIC, Coupling, QueueOverflow, has_long_lists, queue_capacity, with_pieces
+from simdmodel.couplings import (PIECE, TRAFFIC, Coupling, QueueOverflow, QueueTurns, has_long_lists, queue_capacity,
+                                 with_pieces)
 
 from . import modules
 from .bfs import UNVISITED, LevelMismatch, check_levels
@@ -116,25 +117,22 @@ class GpuCoupledBfs:
         and `_step` (what `_launch` needs to run it again). `on_launch(row)` after each launch may add to
         its row (the instrumented counts)."""
         self._reset(source)
-        rows, slots = [], {"vertex": 0, "edge": 0}
-        queue, counter, pieces = ("vertex", 0), 0, 0
+        rows, turns = [], QueueTurns()
+        counter, pieces = 0, 0
 
         def run(level, phase, size):
-            nonlocal queue, counter, pieces
+            nonlocal counter, pieces
             if phase == "pieces":  # the expanding launch's long lists, into its own output queue
                 posted = int(self.piece_counts[pieces].get())
-                step = {"phase": phase, "level": level, "slots": (queue, queue), "sizes": (counter, counter),
+                step = {"phase": phase, "level": level, "slots": turns.step(phase), "sizes": (counter, counter),
                         "pieces": pieces, "grid": max(1, min(self.full_wave, posted))}
                 pieces += 1
             else:
-                kind = "edge" if phase in ("expand", "contract-expand") else "vertex"
-                slots[kind] = 1 - slots[kind] if kind == queue[0] else slots[kind]
                 posted = size
-                step = {"phase": phase, "level": level, "slots": (queue, (kind, slots[kind])),
+                step = {"phase": phase, "level": level, "slots": turns.step(phase),
                         "sizes": (counter, counter + 1), "pieces": pieces,
                         "grid": max(1, min(self.full_wave, -(-size // DEFAULT_BLOCK)))}
                 counter += 1
-                queue = (kind, slots[kind])
             if on_launch is not None:
                 self.traffic.fill(0)
             self._launch(step)

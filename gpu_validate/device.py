@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from opmachine.profile import available_profiles, load_profile
 from simdmodel.errors import InputError
@@ -200,3 +201,21 @@ def measure_section(argv, prog: str, description: str, section: str, measure, wr
         return 2
     print(json.dumps(record, indent=1))
     return 0
+
+
+def recorded_run(folder, tables, what: str, command: str, keys=None):
+    """An earlier run's folder read back for `--measured` (the model again, no GPU): its summary.json record,
+    with `predict_command` set to `command` and each key of `keys` (key -> type) made that type, and the
+    tables named in `tables` (file names under `folder`), in that order. One InputError line, naming the
+    folder as not `what` run's, when any is missing or unreadable or a key's value is not of its type."""
+    import pandas as pd
+
+    try:
+        record = json.loads((Path(folder) / "summary.json").read_text())
+        frames = [pd.read_csv(Path(folder) / name) for name in tables]
+        for key, kind in (keys or {}).items():
+            record[key] = kind(record[key])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise InputError(f"{folder}: not {what} run's folder ({error})") from None
+    record["predict_command"] = command
+    return record, frames

@@ -28,6 +28,7 @@ def measure_gathers(profile, sizes=SIZES, repeats: int = 7, seed: int = 1) -> li
 
     from . import modules
     from .device import require_gpu
+    from .timing import median_launch_ns
 
     cp = require_gpu()
     kernel = modules.function("gather")
@@ -39,16 +40,7 @@ def measure_gathers(profile, sizes=SIZES, repeats: int = 7, seed: int = 1) -> li
         elements = size // 4
         table = cp.arange(elements, dtype=cp.int32)
         args = (table, np.uint32(elements - 1), np.int32(PER_THREAD), np.uint32(seed), out)
-        times = []
-        for repeat in range(repeats + 1):
-            start, end = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            kernel((grid,), (DEFAULT_BLOCK,), args)
-            end.record()
-            end.synchronize()
-            if repeat:  # the first launch warms the L2 and the code
-                times.append(cp.cuda.get_elapsed_time(start, end) * 1e6)
-        ns = float(np.median(times))
+        ns = median_launch_ns(cp, lambda: kernel((grid,), (DEFAULT_BLOCK,), args), repeats)
         rows.append({"bytes": int(size), "gathers": int(gathers), "ns": round(ns, 1),
                      "per_ns": round(gathers / ns, 3)})
         del table

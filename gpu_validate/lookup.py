@@ -112,19 +112,14 @@ def main(argv=None) -> int:
     from opmachine.kernels import DEFAULT_BLOCK
     from simdmodel.errors import InputError
 
-    from .device import GpuUnavailable, device_info, profile_for_device
+    from .device import GpuUnavailable, device_info, profile_for_device, recorded_run
 
     command = "python -m gpu_validate.lookup " + " ".join(sys.argv[1:] if argv is None else argv)
     try:
         if args.measured:
             out = Path(args.measured)
-            try:
-                record = json.loads((out / "summary.json").read_text())
-                measured = pd.read_csv(out / "lookup.csv.gz")
-                grid = int(record["grid"])
-            except (OSError, ValueError, KeyError) as error:
-                raise InputError(f"{out}: not a lookup run's folder ({error})") from None
-            record["predict_command"] = command
+            record, (measured,) = recorded_run(out, ["lookup.csv.gz"], "a lookup", command, {"grid": int})
+            grid = record["grid"]
         elif args.specs:
             info = device_info()
             profile = om.load_profile(profile_for_device(info))

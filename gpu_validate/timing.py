@@ -33,3 +33,19 @@ def time_launches(cp, launches: Sequence[Callable[[], object]], batch: int = 64)
         events[-1][1].synchronize()
         times.extend(cp.cuda.get_elapsed_time(s, e) * 1e6 for s, e in events)
     return times
+
+
+def median_launch_ns(cp, launch: Callable[[], object], repeats: int) -> float:
+    """Nanoseconds of one call of `launch` (it queues one kernel), the median of `repeats` timed with CUDA
+    events after one untimed warm-up (which also brings the kernel's code and an L2-sized table in): for
+    the microbenchmarks' long launches, which the host's queuing does not disturb."""
+    times = []
+    for repeat in range(repeats + 1):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        if repeat:
+            times.append(cp.cuda.get_elapsed_time(start, end) * 1e6)
+    return float(np.median(times))

@@ -22,15 +22,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from simdmodel.couplings import Coupling, LaunchWork, coupled_launches
+from simdmodel.couplings import Coupling, LaunchWork, QueueTurns, coupled_launches
 from simdmodel.lookup import KEPT
 
 from .cache import SetAssocState
 from .critical import CriticalPathModel, launch_slots, launch_time, slot_instructions
 from .instructions import WarpInstructions, arch_of, coupled_trips, has_listing, kernel_code, trip_matrix
 from .kernels import DEFAULT_BLOCK, SERVER_FIELDS, JobBuffer
-from .kernels.couple import (BIG_LIST, CONTRACT_ITEMS, CTA_SIZE, CTA_WARPS, coupled_jobs, gather_units, launch_grid,
-                             launch_units, listing_name, listing_phase, piece_lengths)
+from .kernels.couple import (BIG_LIST, CONTRACT_ITEMS, CTA_SIZE, CTA_WARPS, LaunchShape, coupled_jobs, launch_shape,
+                             listing_name)
 from .layout import PIECE_COUNT, QUEUE_SIZE, coupled_layout_for
 from .memory import LaunchScratch, l2_geometry, simulate_launch_loads
 
@@ -42,13 +42,11 @@ overhead, their sum and the bottleneck."""
 
 
 class _QueueSlots:
-    """Which of the two vertex and two edge queues a launch reads and writes (`gpu_validate.couplings`): an
-    output goes to its kind's other queue when the input is of its kind, else to the one its kind last used;
-    a `pieces` launch reads nothing and writes into the expanding launch's output."""
+    """The layout arrays (`layout.COUPLED_LAYOUT`) of the queues each launch reads and writes
+    (`simdmodel.couplings.QueueTurns`); a `pieces` launch reads none."""
 
     def __init__(self):
-        self.slot = {"vertex": 0, "edge": 0}
-        self.current = ("vertex", 0)  # the source's queue
+        self.turns = QueueTurns()
 
     @staticmethod
     def name(queue) -> str:
@@ -56,57 +54,71 @@ class _QueueSlots:
         return f"{kind}_queue" + ("_next" if index else "")
 
     def step(self, phase: str) -> tuple[str | None, str]:
-        if phase == "pieces":
-            return None, self.name(self.current)
-        kind = "edge" if phase in ("expand", "contract-expand") else "vertex"
-        if kind == self.current[0]:
-            self.slot[kind] = 1 - self.slot[kind]
-        into, self.current = self.current, (kind, self.slot[kind])
-        return self.name(into), self.name(self.current)
+        into, out = self.turns.step(phase)
+        return None if phase == "pieces" else self.name(into), self.name(out)
+
+
+class CoupledPredictor:
+    """The predicted time of one coupled BFS, launch by launch, as `coupled_launches` runs it: pass `observe`
+    as its `observe` (with `grid` and `resident_threads` as its own), then `times()` has a row of
+    TIME_COLUMNS per launch."""
+
+    def __init__(self, graph, coupling: Coupling, profile):
+        self.graph, self.profile = graph, profile
+        self.grid = profile.full_wave_grid(DEFAULT_BLOCK)
+        self.resident_threads = self.grid * DEFAULT_BLOCK
+        self.layout = coupled_layout_for(graph.n, graph.m)
+        self.state = SetAssocState(l2_geometry(profile), self.layout.total_sectors)
+        self.critical = CriticalPathModel.from_profile(profile)
+        self.scratch = LaunchScratch(self.layout, profile)
+        self.buffer = JobBuffer(0, 0)
+        self.arch = arch_of(profile) if coupling.mode == "atomic" else None
+        self.queues = _QueueSlots()
+        self.rows: list[dict] = []
+        self.enqueued = 0  # survivors a launch has put in its output vertex queue (a fused lookup's pieces add to it)
+
+    def observe(self, work: LaunchWork) -> None:
+        """Simulate and time one launch (`coupled_launches` calls it as the launch runs)."""
+        graph, profile, layout, critical = self.graph, self.profile, self.layout, self.critical
+        shape = launch_shape(graph, work)
+        grid = shape.grid(self.grid)
+        queue_in, queue_out = self.queues.step(work.phase)
+        start = self.enqueued if work.phase == "pieces" else 0
+        trace = coupled_jobs(graph, work, layout, grid, queue_in, queue_out, start, self.buffer, shape)
+        counts, _, loads = simulate_launch_loads(trace, layout, profile, "setassoc", self.state, [critical],
+                                                 self.scratch)
+        jobs, sectors, _, waited, hot = loads[0]
+        atomics = {element: counter_jobs(trace, layout, element) for element in (QUEUE_SIZE, PIECE_COUNT)}
+        instructions = launch_instructions(work, shape, self.arch, trace, atomics[QUEUE_SIZE])
+        path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
+                                                                    critical)
+        memory_ns, bottleneck = launch_time(jobs, sectors, waited.sum(axis=0), hot, critical, path,
+                                            counter_atomics(trace, atomics.values(), profile.physical_warps))
+        fields = dict(zip(SERVER_FIELDS, counts.sum(axis=0)))
+        if work.flags.size and work.phase != "contract-expand":
+            self.enqueued = start + int(np.count_nonzero(work.flags & KEPT))
+        fixed = float(profile.launch_overhead_ns)
+        self.rows.append({"grid": grid, "jobs": int(fields["jobs"]), "l2_sectors": int(fields["l2_sectors"]),
+                          "l2_hits": int(fields["l2_hits"]), "dram_sectors": int(fields["dram_sectors"]),
+                          **(dict.fromkeys(("inst_executed", "shared_ld_inst", "shared_st_inst"), np.nan)
+                             if instructions is None else instructions.totals()),
+                          "memory_ns": memory_ns, "fixed_ns": fixed, "predicted_ns": memory_ns + fixed,
+                          "bottleneck": bottleneck})
+
+    def times(self) -> pd.DataFrame:
+        """One row of TIME_COLUMNS per launch observed."""
+        return pd.DataFrame(self.rows, columns=list(TIME_COLUMNS))
 
 
 def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile) -> pd.DataFrame:
     """Every launch of `coupling`'s BFS from `source` on `profile`'s GPU (the set-up excepted): its row of
     `coupled_launches` and its predicted time (TIME_COLUMNS); QueueOverflow where a queue would outgrow
     its slots."""
-    full_wave = profile.full_wave_grid(DEFAULT_BLOCK)
-    layout = coupled_layout_for(graph.n, graph.m)
-    state = SetAssocState(l2_geometry(profile), layout.total_sectors)
-    critical = CriticalPathModel.from_profile(profile)
-    scratch = LaunchScratch(layout, profile)
-    buffer = JobBuffer(0, 0)
-    arch = arch_of(profile) if coupling.mode == "atomic" else None
-    queues = _QueueSlots()
-    rows = []
-    enqueued = 0  # survivors a launch has put in its output vertex queue (a fused lookup's pieces add to it)
-
-    def observe(work: LaunchWork) -> None:
-        nonlocal enqueued
-        grid = launch_grid(graph, work, full_wave)
-        queue_in, queue_out = queues.step(work.phase)
-        start = enqueued if work.phase == "pieces" else 0
-        trace = coupled_jobs(graph, work, layout, grid, queue_in, queue_out, start, buffer)
-        counts, _, loads = simulate_launch_loads(trace, layout, profile, "setassoc", state, [critical], scratch)
-        jobs, sectors, _, waited, hot = loads[0]
-        instructions = launch_instructions(graph, work, arch, trace, layout)
-        path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
-                                                                    critical)
-        memory_ns, bottleneck = launch_time(jobs, sectors, waited.sum(axis=0), hot, critical, path,
-                                            counter_atomics(trace, layout, profile.physical_warps))
-        fields = dict(zip(SERVER_FIELDS, counts.sum(axis=0)))
-        if work.flags.size and work.phase != "contract-expand":
-            enqueued = start + int(np.count_nonzero(work.flags & KEPT))
-        fixed = float(profile.launch_overhead_ns)
-        rows.append({"grid": grid, "jobs": int(fields["jobs"]), "l2_sectors": int(fields["l2_sectors"]),
-                     "l2_hits": int(fields["l2_hits"]), "dram_sectors": int(fields["dram_sectors"]),
-                     **(dict.fromkeys(("inst_executed", "shared_ld_inst", "shared_st_inst"), np.nan)
-                        if instructions is None else instructions.totals()),
-                     "memory_ns": memory_ns, "fixed_ns": fixed, "predicted_ns": memory_ns + fixed,
-                     "bottleneck": bottleneck})
-
-    table = coupled_launches(graph, int(source), coupling, full_wave, full_wave * DEFAULT_BLOCK, observe=observe)
+    predictor = CoupledPredictor(graph, coupling, profile)
+    table = coupled_launches(graph, int(source), coupling, predictor.grid, predictor.resident_threads,
+                             observe=predictor.observe)
     table = table[table["phase"] != "setup"].reset_index(drop=True)
-    return pd.concat([table, pd.DataFrame(rows, columns=list(TIME_COLUMNS))], axis=1)
+    return pd.concat([table, predictor.times()], axis=1)
 
 
 def counter_jobs(trace, layout, element: int) -> np.ndarray:
@@ -117,37 +129,35 @@ def counter_jobs(trace, layout, element: int) -> np.ndarray:
     return single
 
 
-def counter_atomics(trace, layout, physical_warps: int) -> np.ndarray:
-    """Per warp slot (`critical.launch_slots`), the launch's atomics on its busier counter (the output queue's
-    size or the pieces' count, `layout.COUPLED_LAYOUT`): every CTA or warp that reserves slots adds to the
-    same word, so the slice that owns it serves them one after another."""
+def counter_atomics(trace, on_counters, physical_warps: int) -> np.ndarray:
+    """Per warp slot (`critical.launch_slots`), the launch's atomics on its busier counter (`on_counters`: each
+    counter's `counter_jobs`): every CTA or warp that reserves slots adds to the same word, so the slice that
+    owns it serves them one after another."""
     slots = launch_slots(trace.warps, physical_warps)
-    counts = [np.bincount(trace.warp[counter_jobs(trace, layout, element)] % slots, minlength=slots)
-              for element in (QUEUE_SIZE, PIECE_COUNT)]
+    counts = [np.bincount(trace.warp[jobs] % slots, minlength=slots) for jobs in on_counters]
     return max(counts, key=lambda c: c.sum()).astype(np.float64)
 
 
-def launch_instructions(graph, work: LaunchWork, arch: str | None, trace, layout) -> WarpInstructions | None:
+def launch_instructions(work: LaunchWork, shape: LaunchShape, arch: str | None, trace,
+                        enqueues: np.ndarray) -> WarpInstructions | None:
     """A coupled launch's warp instructions from its kernel's SASS (`kernels.couple.listing_name`) and its trips
-    (`instructions.coupled_trips`; a fused lookup's enqueues are its jobs' atomics on the queue counter);
-    None without a listing (another architecture, a lookup mode other than the default `atomic`, whose
-    kernels are not listed)."""
+    (`instructions.coupled_trips`; `enqueues`: its jobs that are atomics on the queue counter, a fused
+    lookup's enqueues); None without a listing (another architecture, a lookup mode other than the default
+    `atomic`, whose kernels are not listed)."""
     warps = trace.warps
-    name = listing_name(listing_phase(work))
+    name = listing_name(shape.phase)
     if arch is None or not has_listing(name, arch):
         return None
     code = kernel_code(name, arch)
-    units = launch_units(graph, work)
-    counted = {"enqueue": np.bincount(trace.warp[counter_jobs(trace, layout, QUEUE_SIZE)], minlength=warps)}
+    counted = {"enqueue": np.bincount(trace.warp[enqueues], minlength=warps)}
     if work.phase == "contract":
         counted["kept"] = _groups_kept(work, warps)
-        trips = coupled_trips(work.phase, warps, units, CTA_SIZE, looked_up=work.looked_up.size, counted=counted)
+        trips = coupled_trips(work.phase, warps, shape.units, CTA_SIZE, looked_up=shape.input, counted=counted)
     elif work.phase == "pieces":
-        trips = coupled_trips(work.phase, warps, units, CTA_SIZE, piece_len=piece_lengths(graph, work)[1],
-                              counted=counted)
+        trips = coupled_trips(work.phase, warps, shape.units, CTA_SIZE, piece_len=shape.piece_len, counted=counted)
     else:
-        degrees, unit_ptr = gather_units(graph, work)
-        trips = coupled_trips(work.phase, warps, units, CTA_SIZE, degrees, unit_ptr, BIG_LIST, counted=counted)
+        trips = coupled_trips(work.phase, warps, shape.units, CTA_SIZE, shape.degrees, shape.unit_ptr, BIG_LIST,
+                              counted=counted)
     return WarpInstructions(trip_matrix(code, trips), code)
 
 

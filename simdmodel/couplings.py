@@ -86,6 +86,27 @@ class QueueOverflow(InputError):
     """A queue needed more room than it has: redundant expansion (seed 001 Fig. 7) ran away."""
 
 
+class QueueTurns:
+    """Which of the two vertex and two edge queues each launch of a coupled BFS reads and writes, on the GPU
+    (`gpu_validate.couplings`) and in the operator machine alike: `step(phase)` gives (input, output), each
+    (kind, index). An output goes to its kind's other queue when the input is of its kind, else to the one
+    its kind last used; a `pieces` launch reads and writes the expanding launch's output. The source starts
+    in vertex queue 0."""
+
+    def __init__(self):
+        self.slot = {"vertex": 0, "edge": 0}
+        self.current = ("vertex", 0)
+
+    def step(self, phase: str) -> tuple[tuple[str, int], tuple[str, int]]:
+        if phase == "pieces":
+            return self.current, self.current
+        kind = "edge" if phase in ("expand", "contract-expand") else "vertex"
+        if kind == self.current[0]:
+            self.slot[kind] = 1 - self.slot[kind]
+        into, self.current = self.current, (kind, self.slot[kind])
+        return into, self.current
+
+
 def queue_capacity(graph: CSRGraph) -> int:
     """The ids one queue holds (QUEUE_HEADROOM)."""
     return queue_slots(graph.n, graph.m)
@@ -245,7 +266,7 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
         return kept[:count], dict(zip(STATUS_ACCESSES, accesses))
 
     def starts(lists):  # where each list begins in the queue the launch gathers it into
-        return np.concatenate(([0], np.cumsum(degrees[lists])[:-1])).astype(np.int64)
+        return list_starts(degrees[lists])
 
     def tell(level, phase, **work):
         if observe is not None:
@@ -318,6 +339,12 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
     return pd.DataFrame(rows, columns=list(LAUNCH_COLUMNS))
 
 
+def list_starts(lengths) -> np.ndarray:
+    """Where each of lists of `lengths` begins when they are laid out one after another (int64)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    return np.cumsum(lengths) - lengths
+
+
 def traversed(graph: CSRGraph, source: int) -> tuple[int, int]:
     """The n and m of seed 001's formulas for a BFS from `source`: the vertices it reaches and their edges."""
     front = bfs(graph, int(source))
@@ -341,18 +368,20 @@ SUMMARY_COLUMNS = ("kernel", "source", "overflow", "launches", "edge_queue", "ve
 
 
 def coupling_summary(graph: CSRGraph, sources, couplings, grid: int, resident_threads: int,
-                     waves: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+                     waves: bool = True, observer=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary, launches) of each coupling's BFS from each source: per (kernel, source) SUMMARY_COLUMNS
     (ids enqueued into edge and vertex queues, explicit words, the formula's words for the traversed
     component, redundant expansion; `overflow` where a queue would outgrow `queue_capacity`, the rest
-    then empty), and every launch (`coupled_launches`, with kernel and source)."""
+    then empty), and every launch (`coupled_launches`, with kernel and source). `observer(coupling,
+    source)`, when given, returns the `observe` of that BFS's `coupled_launches` (or None)."""
     summary, launches = [], []
     reach = {int(source): traversed(graph, source) for source in sources}
     for coupling in couplings:
         for source in sources:
             row = {"kernel": coupling.label, "source": int(source), "formula_words": coupling.formula_words(*reach[int(source)])}
             try:
-                table = coupled_launches(graph, int(source), coupling, grid, resident_threads, waves)
+                table = coupled_launches(graph, int(source), coupling, grid, resident_threads, waves,
+                                         observer(coupling, int(source)) if observer is not None else None)
             except QueueOverflow:  # seed 001's runaway redundant expansion: a result, not an error
                 summary.append({**row, "overflow": True})
                 continue

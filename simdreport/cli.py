@@ -387,9 +387,18 @@ def _run_couplings(args) -> int:
     fmt = _output_format(args)
     graph = _load(args)
     sources = _sources(args, graph)
-    summary, launches = coupling_summary(graph, sources, couplings, grid, grid * DEFAULT_BLOCK)
+    predictors = {}
+
+    def observer(coupling, source):  # --time: the operator machine follows each BFS as it runs
+        from opmachine.coupled import CoupledPredictor
+
+        predictors[coupling.label, source] = predictor = CoupledPredictor(graph, coupling, profile)
+        return predictor.observe
+
+    summary, launches = coupling_summary(graph, sources, couplings, grid, grid * DEFAULT_BLOCK,
+                                         observer=observer if args.time else None)
     if args.time:
-        summary, launches = _with_predicted_time(graph, couplings, profile, summary, launches)
+        summary, launches = _with_predicted_time(graph, predictors, summary, launches)
     shown = launches if args.per_level and len(launches) else summary
     header = (_graph_line(graph, sources)
               + f"profile {profile.name}: lookups by one wave of {grid} CTAs of {DEFAULT_BLOCK} threads; hybrid runs "
@@ -412,27 +421,24 @@ def _run_couplings(args) -> int:
     return 0
 
 
-def _with_predicted_time(graph, couplings, profile, summary, launches):
+def _with_predicted_time(graph, predictors: dict, summary, launches):
     """`coupling_summary`'s tables with each launch's predicted time (`predicted_ns`, `bottleneck`) and each
-    BFS's (`predicted_ms`, `predicted_gteps`: the traversed component's edges over it)."""
+    BFS's (`predicted_ms`, `predicted_gteps`: the traversed component's edges over it), from the
+    `opmachine.coupled.CoupledPredictor` that observed each (kernel, source) BFS."""
     import numpy as np
 
-    from opmachine.coupled import predict_coupled_bfs
     from simdmodel.couplings import traversed
 
-    predicted = {}
-    for coupling in couplings:
-        for source, overflow in summary.loc[summary["kernel"] == coupling.label, ["source", "overflow"]].to_numpy():
-            if not overflow:
-                predicted[coupling.label, int(source)] = predict_coupled_bfs(graph, int(source), coupling, profile)
+    done = summary.loc[~summary["overflow"].astype(bool), ["kernel", "source"]].itertuples(index=False)
+    times = {(label, int(source)): predictors[label, int(source)].times() for label, source in done}
     launches = launches.assign(predicted_ns=np.nan, bottleneck=None)
-    for (label, source), table in predicted.items():
+    for (label, source), table in times.items():
         at = launches.index[(launches["kernel"] == label) & (launches["source"] == source)
                             & (launches["phase"] != "setup")]
         launches.loc[at, "predicted_ns"] = table["predicted_ns"].to_numpy()
         launches.loc[at, "bottleneck"] = table["bottleneck"].to_numpy()
     edges = {int(s): traversed(graph, int(s))[1] for s in summary["source"].unique()}
-    ns = [float(predicted[k, int(s)]["predicted_ns"].sum()) if (k, int(s)) in predicted else np.nan
+    ns = [float(times[k, int(s)]["predicted_ns"].sum()) if (k, int(s)) in times else np.nan
           for k, s in zip(summary["kernel"], summary["source"])]
     return summary.assign(predicted_ms=np.array(ns) / 1e6,
                           predicted_gteps=[edges[int(s)] / t for s, t in zip(summary["source"], ns)]), launches

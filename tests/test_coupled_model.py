@@ -17,7 +17,7 @@ import simdmodel as sm
 from opmachine.coupled import TIME_COLUMNS, _QueueSlots, predict_coupled_bfs
 from opmachine.instructions import coupled_trips, has_listing
 from opmachine.kernels import ANI, EDL, ERL, NF1, NF2, OP
-from opmachine.kernels.couple import (CTA_WARPS, coupled_jobs, launch_grid, launch_input, listing_name,
+from opmachine.kernels.couple import (CTA_WARPS, coupled_jobs, launch_shape, listing_name,
                                       listing_phase)
 from opmachine.layout import ELEMENTS_PER_SECTOR, coupled_layout_for
 from opmachine.profile import load_profile
@@ -82,7 +82,7 @@ def test_a_hubs_list_goes_as_pieces_of_1024_edges_over_the_grid():
     graph = star(3000)
     layout = coupled_layout_for(graph.n, graph.m)
     work = LaunchWork(0, "pieces", expanded=np.array([0]), out_at=np.array([0]))
-    assert launch_input(graph, work) == 3 and launch_grid(graph, work, FULL_WAVE) == 3
+    assert launch_shape(graph, work).input == 3 and launch_shape(graph, work).grid(FULL_WAVE) == 3
     trace = coupled_jobs(graph, work, layout, 3, None, "edge_queue")
     assert per_server(trace) == [0, 0, 0, 94, 0, 94]
     assert sectors_of(trace, EDL) == array_sectors(layout, "edge_dst", range(3000))
@@ -176,7 +176,7 @@ def test_every_launchs_jobs_touch_exactly_the_sectors_its_work_names(case, pick,
     def check(work):
         queue_in, queue_out = queues.step(work.phase)
         start = enqueued[0] if work.phase == "pieces" else 0
-        trace = coupled_jobs(graph, work, layout, launch_grid(graph, work, 4), queue_in, queue_out, start)
+        trace = coupled_jobs(graph, work, layout, launch_shape(graph, work).grid(4), queue_in, queue_out, start)
         _launch_sectors_are_its_work(graph, work, layout, trace, queue_in, queue_out, start)
         if work.flags.size and work.phase != "contract-expand":
             enqueued[0] = start + int(np.count_nonzero(work.flags & KEPT))

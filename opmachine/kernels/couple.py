@@ -28,10 +28,12 @@ input-size reads, and the shared-memory culling tables (instructions, `instructi
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 
-from simdmodel.couplings import BIG_LIST, CONTRACT_ITEMS, PIECE, LaunchWork
+from simdmodel.couplings import BIG_LIST, CONTRACT_ITEMS, PIECE, LaunchWork, list_starts
 from simdmodel.lookup import KEPT, LABEL_CLAIM, LABEL_READ, LABEL_WRITE, MASK_READ, MASK_WRITE
 from simdmodel.strategies import parse_mapping, queue_units, schedules
 
@@ -39,9 +41,9 @@ from ..layout import PIECE_COUNT, QUEUE_SIZE
 from ._jobs import ANI, EDL, ERL, NF1, NF2, OP, JobBuffer, JobTrace, fits, generate, lane_buffers, push_job
 from .expand import INPUT_SECTORS_PER_WARP, unit_steps, unit_warp
 
-CTA_SIZE = 256  # couplings.cu: BFS_BLOCK threads a CTA, C = 256 entries a chunk
-CTA_WARPS = CTA_SIZE // 32
 GATHER = parse_mapping("swc")  # scan+warp+CTA over a chunk of C entries
+CTA_SIZE = GATHER.geometry.unit_entries  # C = 256, couplings.cu's BFS_BLOCK threads a CTA
+CTA_WARPS = CTA_SIZE // 32
 LOOKUP_JOBS = 6  # a lookup instruction's jobs at most: bitmask read, label read, claim, bitmask, label, enqueue stores
 _SECTORS = 32  # a job's sectors at most
 
@@ -271,15 +273,9 @@ def _positions(indptr, entries, lengths, starts) -> np.ndarray:
     out = np.zeros(size, dtype=np.int64)
     total = int(lengths.sum())
     if total:
-        offset = np.arange(total, dtype=np.int64) - np.repeat(_starts(lengths), lengths)
+        offset = np.arange(total, dtype=np.int64) - np.repeat(list_starts(lengths), lengths)
         out[np.repeat(starts, lengths) + offset] = np.repeat(indptr[entries], lengths) + offset
     return out
-
-
-def _starts(lengths) -> np.ndarray:
-    """Where each of consecutive runs of `lengths` starts."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    return np.cumsum(lengths) - lengths
 
 
 def _bases(layout, queue_in: str | None, queue_out: str | None) -> dict:
@@ -289,28 +285,50 @@ def _bases(layout, queue_in: str | None, queue_out: str | None) -> dict:
             "count": layout.sector_of("counters", QUEUE_SIZE), "pieces": layout.sector_of("counters", PIECE_COUNT)}
 
 
-def gather_units(graph, work: LaunchWork) -> tuple[np.ndarray, np.ndarray]:
-    """The degrees of the lists an expanding launch gathers, and its chunks' entries among them (unit_ptr):
-    C queue entries a chunk, or (contract-expand) the survivors of a chunk's C looked-up ids."""
-    entries = np.asarray(work.expanded, dtype=np.int64)
-    degrees = (graph.indptr[entries + 1] - graph.indptr[entries]).astype(np.int64)
-    if work.phase != "contract-expand":
-        return degrees, queue_units(entries.size, CTA_SIZE)
-    size = work.queue.size
-    kept = np.bincount(np.arange(size) // CTA_SIZE, weights=(work.flags & KEPT) > 0, minlength=-(-size // CTA_SIZE))
-    return degrees, np.concatenate(([0], np.cumsum(kept))).astype(np.int64)
+@dataclass(frozen=True)
+class LaunchShape:
+    """How a coupled launch is cut up (`launch_shape`), worked out once for its jobs and its trips."""
+
+    phase: str  # the kernel that runs it: a key of `gpu_validate.modules.COUPLING_KERNELS`
+    input: int  # its queue's entries, a `pieces` launch's pieces: what the GPU's tables count
+    units: int  # what its CTAs take in turn (c on CTA c mod grid): chunks, a contraction's groups, pieces
+    degrees: np.ndarray  # the lists it gathers (`work.expanded`)
+    unit_ptr: np.ndarray  # an expanding launch's chunks' entries among them
+    piece_pos: np.ndarray  # a `pieces` launch's pieces in posting order: where each starts in its position space
+    piece_len: np.ndarray  # and its edges
+
+    def grid(self, full_wave: int) -> int:
+        """The CTAs it runs (`gpu_validate.couplings`): one per 256 input entries, or per piece, at most one
+        full wave (a grid-stride loop takes the rest)."""
+        needed = self.input if self.phase in ("pieces", "lookup-pieces") else -(-self.input // CTA_SIZE)
+        return max(1, min(full_wave, needed))
 
 
-def piece_lengths(graph, work: LaunchWork) -> tuple[np.ndarray, np.ndarray]:
-    """A `pieces` launch's pieces in posting order: where each starts in the launch's position space (its
-    list's `out_at`, or for a fused lookup its place among the looked-up ids) and its edges."""
+def launch_shape(graph, work: LaunchWork) -> LaunchShape:
+    """The `LaunchShape` of one coupled launch: an expanding launch's chunks are C queue entries, or
+    (contract-expand) the survivors of a chunk's C looked-up ids; a `pieces` launch cuts its long lists into
+    pieces of PIECE edges, starting at the list's `out_at` or, a fused lookup's, at its place among the
+    looked-up ids."""
     entries = np.asarray(work.expanded, dtype=np.int64)
     degrees = (graph.indptr[entries + 1] - graph.indptr[entries]).astype(np.int64)
-    starts = _starts(degrees) if _fused_pieces(work) else np.asarray(work.out_at, dtype=np.int64)
-    count = -(-degrees // PIECE)
-    owner = np.repeat(np.arange(entries.size), count)
-    j = np.arange(int(count.sum())) - np.repeat(_starts(count), count)
-    return starts[owner] + j * PIECE, np.minimum(PIECE, degrees[owner] - j * PIECE)
+    empty = np.zeros(0, dtype=np.int64)
+    if work.phase == "pieces":
+        starts = list_starts(degrees) if _fused_pieces(work) else np.asarray(work.out_at, dtype=np.int64)
+        count = -(-degrees // PIECE)
+        owner = np.repeat(np.arange(entries.size), count)
+        j = np.arange(int(count.sum())) - np.repeat(list_starts(count), count)
+        return LaunchShape(listing_phase(work), int(owner.size), int(owner.size), degrees, empty,
+                           starts[owner] + j * PIECE, np.minimum(PIECE, degrees[owner] - j * PIECE))
+    size = int(work.queue.size)
+    if work.phase == "contract":
+        return LaunchShape(work.phase, size, -(-size // (CONTRACT_ITEMS * CTA_SIZE)), degrees, empty, empty, empty)
+    if work.phase == "contract-expand":
+        kept = np.bincount(np.arange(size) // CTA_SIZE, weights=(work.flags & KEPT) > 0,
+                           minlength=-(-size // CTA_SIZE))
+        unit_ptr = np.concatenate(([0], np.cumsum(kept))).astype(np.int64)
+    else:
+        unit_ptr = queue_units(entries.size, CTA_SIZE)
+    return LaunchShape(work.phase, size, -(-size // CTA_SIZE), degrees, unit_ptr, empty, empty)
 
 
 def _fused_pieces(work: LaunchWork) -> bool:
@@ -329,15 +347,16 @@ def listing_name(phase: str) -> str:
     return f"couple-{phase}"
 
 
-def _gather(graph, work: LaunchWork, b: dict, slots: int, out_next: np.ndarray, buffer: JobBuffer) -> None:
+def _gather(graph, work: LaunchWork, shape: LaunchShape, b: dict, slots: int, out_next: np.ndarray,
+            buffer: JobBuffer) -> None:
     """The jobs of an expanding launch (expand, expand-contract, contract-expand), appended to `buffer`."""
     indptr = graph.indptr
     entries = np.asarray(work.expanded, dtype=np.int64)
-    degrees, unit_ptr = gather_units(graph, work)
+    degrees, unit_ptr = shape.degrees, shape.unit_ptr
     short = np.where(degrees > BIG_LIST, 0, degrees)
     fused = work.phase == "expand-contract"
     lookup_input = work.phase == "contract-expand"
-    starts = _starts(short) if fused else np.asarray(work.out_at, dtype=np.int64)
+    starts = list_starts(short) if fused else np.asarray(work.out_at, dtype=np.int64)
     csr_of_pos = _positions(indptr, entries, short, starts)
     flags = np.asarray(work.flags) if fused else np.zeros(0, dtype=np.uint8)
     queue = np.asarray(work.queue, dtype=np.int64)
@@ -358,14 +377,14 @@ def _gather(graph, work: LaunchWork, b: dict, slots: int, out_next: np.ndarray, 
         generate(_gather_fill, args, 0, block.units, buffer)
 
 
-def _pieces(graph, work: LaunchWork, b: dict, slots: int, out_next: np.ndarray, buffer: JobBuffer) -> None:
+def _pieces(graph, work: LaunchWork, shape: LaunchShape, b: dict, slots: int, out_next: np.ndarray,
+            buffer: JobBuffer) -> None:
     """The jobs of a `pieces` launch: the long lists of `work.expanded`, copied to their `out_at` or (a fused
     lookup's, `out_at` -1) looked up in the order of `work.looked_up`."""
-    entries = np.asarray(work.expanded, dtype=np.int64)
-    degrees = (graph.indptr[entries + 1] - graph.indptr[entries]).astype(np.int64)
+    entries, degrees = np.asarray(work.expanded, dtype=np.int64), shape.degrees
     fused = _fused_pieces(work)
-    csr_of_pos = _positions(graph.indptr, entries, degrees, _starts(degrees) if fused else work.out_at)
-    piece_pos, piece_len = piece_lengths(graph, work)
+    csr_of_pos = _positions(graph.indptr, entries, degrees, list_starts(degrees) if fused else work.out_at)
+    piece_pos, piece_len = shape.piece_pos, shape.piece_len
     flags = np.asarray(work.flags) if fused else np.zeros(0, dtype=np.uint8)
     elements, at, positions, keys = lane_buffers()
     args = (piece_pos, piece_len, csr_of_pos, np.asarray(work.looked_up, dtype=np.int64), flags, slots, b["edge"],
@@ -373,35 +392,13 @@ def _pieces(graph, work: LaunchWork, b: dict, slots: int, out_next: np.ndarray, 
     generate(_pieces_fill, args, 0, piece_pos.size, buffer)
 
 
-def launch_input(graph, work: LaunchWork) -> int:
-    """A coupled launch's input as the GPU's tables count it: its queue's entries, a `pieces` launch's pieces."""
-    if work.phase != "pieces":
-        return int(work.queue.size)
-    entries = np.asarray(work.expanded, dtype=np.int64)
-    return int((-(-(graph.indptr[entries + 1] - graph.indptr[entries]) // PIECE)).sum())
-
-
-def launch_units(graph, work: LaunchWork) -> int:
-    """What a coupled launch's CTAs take in turn (c on CTA c mod grid): chunks of C entries, a contraction's
-    groups of CONTRACT_ITEMS tiles, pieces."""
-    size = launch_input(graph, work)
-    if work.phase == "pieces":
-        return size
-    return -(-size // (CONTRACT_ITEMS * CTA_SIZE if work.phase == "contract" else CTA_SIZE))
-
-
-def launch_grid(graph, work: LaunchWork, full_wave: int) -> int:
-    """The CTAs a coupled launch runs (`gpu_validate.couplings`): one per 256 input entries, or per piece,
-    at most one full wave (a grid-stride loop takes the rest)."""
-    needed = launch_input(graph, work)
-    return max(1, min(full_wave, needed if work.phase == "pieces" else -(-needed // CTA_SIZE)))
-
-
 def coupled_jobs(graph, work: LaunchWork, layout, grid: int, queue_in: str | None, queue_out: str,
-                 out_start: int = 0, buffer: JobBuffer | None = None) -> JobTrace:
+                 out_start: int = 0, buffer: JobBuffer | None = None, shape: LaunchShape | None = None) -> JobTrace:
     """JobTrace of one coupled launch on `grid` CTAs (`layout`: `layout.coupled_layout_for`), reading queue
     array `queue_in` and writing `queue_out` (layout array names); a fused lookup's survivors are enqueued
-    from slot `out_start`. With a `buffer` the jobs go there and the trace is a view of it."""
+    from slot `out_start`. With a `buffer` the jobs go there and the trace is a view of it; `shape`: the
+    launch's `launch_shape`, when the caller has it."""
+    shape = launch_shape(graph, work) if shape is None else shape
     reused = buffer is not None
     if buffer is None:
         buffer = JobBuffer(1 << 12, 1 << 14)
@@ -414,11 +411,11 @@ def coupled_jobs(graph, work: LaunchWork, layout, grid: int, queue_in: str | Non
         size = work.looked_up.size
         args = (np.asarray(work.looked_up, dtype=np.int64), np.asarray(work.flags), size, grid, b["in"], b["mask"],
                 b["label"], b["out"], b["count"], out_next, elements, at, keys)
-        generate(_contract_fill, args, 0, -(-size // (CONTRACT_ITEMS * CTA_SIZE)), buffer)
+        generate(_contract_fill, args, 0, shape.units, buffer)
     elif work.phase == "pieces":
-        _pieces(graph, work, b, grid, out_next, buffer)
+        _pieces(graph, work, shape, b, grid, out_next, buffer)
     elif work.phase in ("expand", "expand-contract", "contract-expand"):
-        _gather(graph, work, b, grid, out_next, buffer)
+        _gather(graph, work, shape, b, grid, out_next, buffer)
     else:
         raise ValueError(f"no jobs for a {work.phase!r} launch")
     return buffer.trace(grid * CTA_WARPS, views=reused)
