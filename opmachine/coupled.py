@@ -5,15 +5,17 @@ The model runs the coupled BFS (`coupled_launches`), and each launch's work beco
 set-associative L2, warm from launch to launch (a timed BFS's launches run back to back), and the row
 buffers; a launch's time is the critical-path time (`critical.launch_time`, as for the other data-driven
 kernels) of its loads, of its warps' instructions from the kernels' SASS (`launch_instructions`; the
-package lists the default `atomic` lookup's kernels) and of the atomics on its queue counter, which every
-reserving CTA or warp adds to (`counter_atomics`: the profile's same-word atomic time), plus the
-profile's launch overhead.
+package lists the default `atomic` lookup's kernels), of the atomics on its queue counter, which every
+reserving CTA or warp adds to (`counter_atomics`: the profile's same-word atomic time), and of its bitmask
+lookups, whose byte stores hold up the reads of the bytes they store into (`bitmask_lookup_ns`: the
+profile's measured rate for the bitmask's size and the launch's write fraction), plus the profile's
+launch overhead.
 
 What it leaves out, so that its errors can be read: the lookup's flags are the model's (`simdmodel.lookup`'s
 wave rule: lanes of one wave that find a vertex unvisited all try its compare-and-swap); on the GPU the
-atomic lookup's bitmask reads through the L1 may see older bytes. No L2 slice queues: a hub's bitmask
-bytes and labels take tens of thousands of requests in one launch of a scale-free graph, whose loads then
-wait far longer than the one-warp latencies charged (the results README has Nsight Compute's account).
+atomic lookup's bitmask reads through the L1 see the bytes of when their SM fetched the line, so on
+scale-free graphs (a hub's byte read by every SM) its label reads and bitmask stores are up to four times
+the model's (the results README has the counts), and so is their time.
 Other lookup modes have no listings, so their launches are timed without the instruction path. The first launch finds a cold L2 (the GPU's timed replays follow a
 warm-up run). The queue order is the model's (the GPU's atomic counters order CTAs' blocks as they come).
 """
@@ -23,12 +25,12 @@ import numpy as np
 import pandas as pd
 
 from simdmodel.couplings import Coupling, LaunchWork, QueueTurns, coupled_launches
-from simdmodel.lookup import KEPT
+from simdmodel.lookup import KEPT, MASK_READ, MASK_WRITE
 
 from .cache import SetAssocState
 from .critical import CriticalPathModel, launch_slots, launch_time, slot_instructions
 from .instructions import WarpInstructions, arch_of, coupled_trips, has_listing, kernel_code, trip_matrix
-from .kernels import DEFAULT_BLOCK, SERVER_FIELDS, JobBuffer
+from .kernels import DEFAULT_BLOCK, NF1, SERVER_FIELDS, JobBuffer
 from .kernels.couple import (BIG_LIST, CONTRACT_ITEMS, CTA_SIZE, CTA_WARPS, LaunchShape, coupled_jobs, launch_shape,
                              listing_name)
 from .layout import PIECE_COUNT, QUEUE_SIZE, coupled_layout_for
@@ -93,7 +95,8 @@ class CoupledPredictor:
         path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
                                                                     critical)
         memory_ns, bottleneck = launch_time(jobs, sectors, waited.sum(axis=0), hot, critical, path,
-                                            counter_atomics(trace, atomics.values(), profile.physical_warps))
+                                            counter_atomics(trace, atomics.values(), profile.physical_warps),
+                                            bitmask_lookup_ns(trace, work.flags, graph.n, profile))
         fields = dict(zip(SERVER_FIELDS, counts.sum(axis=0)))
         if work.flags.size and work.phase != "contract-expand":
             self.enqueued = start + int(np.count_nonzero(work.flags & KEPT))
@@ -136,6 +139,22 @@ def counter_atomics(trace, on_counters, physical_warps: int) -> np.ndarray:
     slots = launch_slots(trace.warps, physical_warps)
     counts = [np.bincount(trace.warp[jobs] % slots, minlength=slots) for jobs in on_counters]
     return max(counts, key=lambda c: c.sum()).astype(np.float64)
+
+
+def bitmask_lookup_ns(trace, flags: np.ndarray, n: int, profile) -> np.ndarray | None:
+    """Per warp slot (`critical.launch_slots`), the ns of a coupled launch's bitmask lookups at the GPU-wide
+    rate the profile measured (`[bitmask]`) for a bitmask of n / 8 bytes with the launch's fraction of lookups
+    storing their byte back, shared out by the slots' bitmask reads (NF1 jobs); None without a [bitmask]
+    section or a lookup."""
+    rates = getattr(profile, "bitmask", None)
+    reads = int(np.count_nonzero(flags & MASK_READ)) if flags.size else 0
+    if rates is None or reads == 0:
+        return None
+    writes = int(np.count_nonzero(flags & MASK_WRITE))
+    total_ns = reads / rates.at(max(-(-n // 8), 1), writes / reads)
+    slots = launch_slots(trace.warps, profile.physical_warps)
+    per_slot = np.bincount(trace.warp[trace.server == NF1] % slots, minlength=slots).astype(np.float64)
+    return per_slot * (total_ns / max(per_slot.sum(), 1.0))
 
 
 def launch_instructions(work: LaunchWork, shape: LaunchShape, arch: str | None, trace,

@@ -31,8 +31,12 @@ and follows the load through the launch (a fluid model of the physical warp slot
 - atomics on one word (the coupled kernels' queue counters, which every CTA or warp adds to) are
   served one after another by the slice that owns it: D gains the server `L2A`, such atomics per job x
   the profile's measured time of one (`[atomics]`, `opmachine.profile.atomics`; without it no such limit);
+- bitmask lookups that store their byte back (the coupled kernels' status lookups) hold up the reads of
+  the bytes they store into: D gains the server `L2W`, the ns of such lookups per job at the GPU-wide rate
+  the profile measured for the bitmask's size and the launch's write fraction (`[bitmask]`,
+  `opmachine.profile.bitmask`; without it no such limit);
 - the launch's time is sum_k dw_k R(n_k); its bottleneck is the server (`ISSUE`, `SHM` for the
-  instruction side, `L2A`, or `latency`) that bounds the largest share of that time.
+  instruction side, `L2A`, `L2W`, or `latency`) that bounds the largest share of that time.
 
 With every warp alike and no latency bound this is Eq. 4 at n = warps with S_i at its peak rate.
 """
@@ -47,6 +51,7 @@ from .instructions import arch_of, hop_cycles
 
 HOT = "L2S"
 ATOMIC = "L2A"
+BITMASK = "L2W"
 ISSUE = "ISSUE"
 SHARED = "SHM"
 LATENCY = "latency"
@@ -147,20 +152,22 @@ def slot_instructions(instructions, warps: int, physical_warps: int, model: Crit
 
 
 def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructions=None,
-                atomics=None) -> tuple[float, str]:
+                atomics=None, mask_ns=None) -> tuple[float, str]:
     """Time (ns) of one launch from its slots' loads (`memory.slot_loads`) and, optionally, their
-    instructions (`slot_instructions`) and their atomics on one word (per slot), and its bottleneck."""
+    instructions (`slot_instructions`), their atomics on one word and the ns of their bitmask lookups at
+    the GPU-wide rate (both per slot), and its bottleneck."""
     jobs = np.asarray(jobs, dtype=np.float64)
     if not (jobs > 0).any():
         return 0.0, "none"
     count, path, shared = instructions if instructions is not None else (np.zeros_like(jobs),) * 3
     atomics = np.zeros_like(jobs) if atomics is None else np.asarray(atomics, np.float64)
+    mask_ns = np.zeros_like(jobs) if mask_ns is None else np.asarray(mask_ns, np.float64)
     phase_ns, bound = _launch_phases(jobs, np.asarray(sectors, dtype=np.float64), np.asarray(latency, np.float64),
                                      np.asarray(hot, np.float64), np.asarray(count, np.float64),
-                                     np.asarray(path, np.float64), np.asarray(shared, np.float64), atomics,
+                                     np.asarray(path, np.float64), np.asarray(shared, np.float64), atomics, mask_ns,
                                      model.visits, model.peak_ns, model.same_sector_ns, model.issue_ns,
                                      model.shared_ns, model.atomic_ns)
-    names = np.array((*model.servers, HOT, ISSUE, SHARED, ATOMIC, LATENCY))
+    names = np.array((*model.servers, HOT, ISSUE, SHARED, ATOMIC, BITMASK, LATENCY))
     share = np.bincount(bound, weights=phase_ns, minlength=len(names))
     return float(phase_ns.sum()), str(names[int(share.argmax())])
 
@@ -205,10 +212,10 @@ def _stable_order(jobs):
 
 
 @numba.njit(cache=True, nogil=True)
-def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, visits, peak_ns, same_ns, issue_ns,
-                   shared_ns, atomic_ns):
+def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, mask_ns, visits, peak_ns, same_ns,
+                   issue_ns, shared_ns, atomic_ns):
     """The phases of a launch (see the module docstring): each phase's ns and bounding server (index
-    into the servers, then hot sector, issue, shared memory, same-word atomics, latency). Each sum is
+    into the servers, then hot sector, issue, shared memory, same-word atomics, bitmask lookups, latency). Each sum is
     taken in the order the array version (cumsum of the reversed slots, sorted stably by jobs) takes it."""
     by = _stable_order(jobs)
     n = by.size
@@ -222,7 +229,7 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, vi
     first = first[:phases]
     active_jobs = _reverse_cumsum_at(jobs, by, first)
     servers = visits.shape[0]
-    rows = servers + 4
+    rows = servers + 5
     demand = np.empty((rows, phases))
     means = np.empty((3, phases))
     for o in range(3):
@@ -237,6 +244,7 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, vi
     demand[servers + 1] = _reverse_cumsum_at(count, by, first) / active_jobs * issue_ns
     demand[servers + 2] = _reverse_cumsum_at(shared, by, first) / active_jobs * shared_ns
     demand[servers + 3] = _reverse_cumsum_at(atomics, by, first) / active_jobs * atomic_ns
+    demand[servers + 4] = _reverse_cumsum_at(mask_ns, by, first) / active_jobs
     wait = _reverse_cumsum_at(latency, by, first, path) / active_jobs
     phase_ns = np.empty(phases)
     bound = np.empty(phases, dtype=np.int64)

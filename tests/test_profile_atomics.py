@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from opmachine.critical import ATOMIC, CriticalPathModel, launch_time
-from opmachine.profile import (AtomicCosts, ProfileError, atomics_section, load_profile, render_gpu_profile,
-                               write_gpu_atomics, write_gpu_curves)
+from opmachine.profile import AtomicCosts, ProfileError, atomics_section, load_profile, render_gpu_profile, write_gpu_atomics
 from simdmodel.errors import InputError
+from section_checks import (assert_added_then_replaced, assert_kept_for_the_same_device_only, assert_one_line_error,
+                            rep, write)
 from test_profile import GPU_FIELDS, naive_dumps
-from test_profile_gather import rep, write
 
 RUN = {"device": "Tesla K40c", "driver": "580.159.04", "date": "2026-11-26",
        "command": "python -m gpu_validate.atomics --gpu k40c --write k40c.toml"}
@@ -43,11 +43,7 @@ CASES = [
 
 @pytest.mark.parametrize("name, edit, message", CASES, ids=[c[0] for c in CASES])
 def test_a_bad_section_is_one_line_naming_its_key(tmp_path, name, edit, message):
-    text = edit(TEXT)
-    assert text != TEXT, name
-    with pytest.raises(ProfileError, match=message) as caught:
-        load_profile(str(write(tmp_path, text)))
-    assert "\n" not in str(caught.value)
+    assert_one_line_error(tmp_path, TEXT, edit, message)
 
 
 BAD = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5), st.booleans(),
@@ -68,23 +64,12 @@ def test_any_value_loads_as_a_positive_time_or_is_one_line_naming_its_key(tmp_pa
 
 
 def test_writing_adds_the_section_then_replaces_it_keeping_every_other_line(tmp_path):
-    base = write(tmp_path, render_gpu_profile(label="x.toml", **GPU_FIELDS), "k40c.toml")
-    profile = write_gpu_atomics(base, load_profile(str(base)), COSTS)
-    assert profile.atomics == COSTS
-    first = base.read_text(encoding="utf-8")
-    again = write_gpu_atomics(base, profile, dataclasses.replace(COSTS, same_word_ns=0.5))
-    assert again.atomics.same_word_ns == 0.5
-    assert base.read_text(encoding="utf-8").replace("same_word_ns = 0.5", "same_word_ns = 0.75") == first
+    assert_added_then_replaced(tmp_path, write_gpu_atomics, "atomics", COSTS,
+                               dataclasses.replace(COSTS, same_word_ns=0.5), "same_word_ns = 0.75", "same_word_ns = 0.5")
 
 
 def test_new_curves_keep_the_atomics_of_the_same_device_only(tmp_path):
-    base = load_profile(str(write(tmp_path, TEXT, "k40c.toml")))
-    curves = {key: (c.mlp, c.ns) for key, c in base.curves.items()}
-    same, other = tmp_path / "same.toml", tmp_path / "other.toml"
-    write_gpu_curves(same, base, curves, {**RUN, "provenance": "by hand"})
-    assert load_profile(str(same)).atomics == COSTS
-    write_gpu_curves(other, base, curves, {**RUN, "device": "Tesla K80", "provenance": "by hand"})
-    assert load_profile(str(other)).atomics is None
+    assert_kept_for_the_same_device_only(tmp_path, TEXT, "atomics", COSTS, RUN)
 
 
 def test_the_writer_refuses_what_the_text_cannot_carry():

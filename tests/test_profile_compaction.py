@@ -20,10 +20,11 @@ from opmachine.profile import (
     load_profile,
     render_gpu_profile,
     write_gpu_compaction,
-    write_gpu_curves,
 )
 from simdmodel.errors import InputError
 from simdmodel.graph import EdgeList, csr_from_edges
+from section_checks import (assert_added_then_replaced, assert_kept_for_the_same_device_only, assert_one_line_error,
+                            rep, write)
 from test_profile import GPU_FIELDS, VALUES, load_or_profile_error, mutate, naive_dumps
 
 RUN = {"device": "Tesla K40c", "driver": "580.159.04", "date": "2026-11-23",
@@ -32,11 +33,6 @@ COSTS = CompactionCosts(sizes=(1, 1001, 2001), ns=(10000.0, 11000.0, 15000.0), p
                         p90_ns=(12000.0, 13000.0, 18000.0), provenance=RUN)
 TEXT = render_gpu_profile(label="x.toml", compaction=COSTS, **GPU_FIELDS)
 
-
-def write(tmp_path, text, name="p.toml"):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 # --------------------------------------------------------------------------------------------
@@ -81,9 +77,6 @@ def test_the_section_loads_back_as_written(tmp_path):
     assert profile.compaction == COSTS
 
 
-def rep(old, new):
-    return lambda text: text.replace(old, new, 1)
-
 
 CASES = [
     ("first size", rep("sizes = [1, 1001", "sizes = [2, 1001"), r"compaction.sizes\[0\]: must be 1"),
@@ -111,11 +104,7 @@ CASES = [
 
 @pytest.mark.parametrize("name, edit, message", CASES, ids=[c[0] for c in CASES])
 def test_a_bad_section_is_one_line_naming_its_key(tmp_path, name, edit, message):
-    text = edit(TEXT)
-    assert text != TEXT, name
-    with pytest.raises(ProfileError, match=message) as caught:
-        load_profile(str(write(tmp_path, text)))
-    assert "\n" not in str(caught.value)
+    assert_one_line_error(tmp_path, TEXT, edit, message)
 
 
 BAD = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5), st.booleans(),
@@ -150,24 +139,12 @@ def test_mutations_load_or_raise_profile_error(tmp_path, data):
 
 
 def test_writing_adds_the_section_then_replaces_it_keeping_every_other_line(tmp_path):
-    base = write(tmp_path, render_gpu_profile(label="x.toml", **GPU_FIELDS), "k40c.toml")
-    profile = write_gpu_compaction(base, load_profile(str(base)), COSTS)
-    assert profile.compaction == COSTS
-    first = base.read_text(encoding="utf-8")
-    again = write_gpu_compaction(base, profile, dataclasses.replace(COSTS, ns=(10000.0, 12000.0, 15000.0)))
-    assert again.compaction.ns == (10000.0, 12000.0, 15000.0)
-    assert base.read_text(encoding="utf-8").replace("12000, 15000", "11000, 15000") == first
+    assert_added_then_replaced(tmp_path, write_gpu_compaction, "compaction", COSTS, dataclasses.replace(COSTS, ns=(10000.0, 12000.0, 15000.0)),
+                               "11000, 15000", "12000, 15000")
 
 
 def test_new_curves_keep_the_compaction_of_the_same_device_only(tmp_path):
-    base = load_profile(str(write(tmp_path, TEXT, "k40c.toml")))
-    curves = {key: (c.mlp, c.ns) for key, c in base.curves.items()}
-    same = tmp_path / "same.toml"
-    write_gpu_curves(same, base, curves, {**RUN, "provenance": "by hand"})
-    assert load_profile(str(same)).compaction == COSTS
-    other = tmp_path / "other.toml"
-    write_gpu_curves(other, base, curves, {**RUN, "device": "Tesla K80", "provenance": "by hand"})
-    assert load_profile(str(other)).compaction is None
+    assert_kept_for_the_same_device_only(tmp_path, TEXT, "compaction", COSTS, RUN)
 
 
 def test_the_writer_refuses_what_the_text_cannot_carry():

@@ -16,10 +16,11 @@ from opmachine.profile import (
     gather_section,
     load_profile,
     render_gpu_profile,
-    write_gpu_curves,
     write_gpu_gather,
 )
 from simdmodel.errors import InputError
+from section_checks import (assert_added_then_replaced, assert_kept_for_the_same_device_only, assert_one_line_error,
+                            rep, write)
 from test_profile import GPU_FIELDS, naive_dumps
 
 RUN = {"device": "Tesla K40c", "driver": "580.159.04", "date": "2026-11-26",
@@ -27,11 +28,6 @@ RUN = {"device": "Tesla K40c", "driver": "580.159.04", "date": "2026-11-26",
 RATES = GatherRates(sizes=(1024, 4096, 1 << 30), per_ns=(100.0, 80.0, 20.0), provenance=RUN)
 TEXT = render_gpu_profile(label="x.toml", gather=RATES, **GPU_FIELDS)
 
-
-def write(tmp_path, text, name="p.toml"):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def test_the_rate_is_linear_in_log_size_and_flat_outside_the_measured_sizes():
@@ -54,9 +50,6 @@ def test_the_section_loads_back_as_written_and_names_its_run(tmp_path):
     assert load_profile("k40c").gather is None and load_profile("k40c").field_provenance("gather") == {}
 
 
-def rep(old, new):
-    return lambda text: text.replace(old, new, 1)
-
 
 CASES = [
     ("falling sizes", rep("sizes = [1024, 4096", "sizes = [4096, 1024"),
@@ -73,11 +66,7 @@ CASES = [
 
 @pytest.mark.parametrize("name, edit, message", CASES, ids=[c[0] for c in CASES])
 def test_a_bad_section_is_one_line_naming_its_key(tmp_path, name, edit, message):
-    text = edit(TEXT)
-    assert text != TEXT, name
-    with pytest.raises(ProfileError, match=message) as caught:
-        load_profile(str(write(tmp_path, text)))
-    assert "\n" not in str(caught.value)
+    assert_one_line_error(tmp_path, TEXT, edit, message)
 
 
 BAD = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5), st.booleans(),
@@ -100,23 +89,12 @@ def test_any_value_loads_consistently_or_is_one_line_naming_its_key(tmp_path, ke
 
 
 def test_writing_adds_the_section_then_replaces_it_keeping_every_other_line(tmp_path):
-    base = write(tmp_path, render_gpu_profile(label="x.toml", **GPU_FIELDS), "k40c.toml")
-    profile = write_gpu_gather(base, load_profile(str(base)), RATES)
-    assert profile.gather == RATES
-    first = base.read_text(encoding="utf-8")
-    again = write_gpu_gather(base, profile, dataclasses.replace(RATES, per_ns=(100.0, 70.0, 20.0)))
-    assert again.gather.per_ns == (100.0, 70.0, 20.0)
-    assert base.read_text(encoding="utf-8").replace("100, 70, 20", "100, 80, 20") == first
+    assert_added_then_replaced(tmp_path, write_gpu_gather, "gather", RATES, dataclasses.replace(RATES, per_ns=(100.0, 70.0, 20.0)),
+                               "100, 80, 20", "100, 70, 20")
 
 
 def test_new_curves_keep_the_gather_rates_of_the_same_device_only(tmp_path):
-    base = load_profile(str(write(tmp_path, TEXT, "k40c.toml")))
-    curves = {key: (c.mlp, c.ns) for key, c in base.curves.items()}
-    same, other = tmp_path / "same.toml", tmp_path / "other.toml"
-    write_gpu_curves(same, base, curves, {**RUN, "provenance": "by hand"})
-    assert load_profile(str(same)).gather == RATES
-    write_gpu_curves(other, base, curves, {**RUN, "device": "Tesla K80", "provenance": "by hand"})
-    assert load_profile(str(other)).gather is None
+    assert_kept_for_the_same_device_only(tmp_path, TEXT, "gather", RATES, RUN)
 
 
 def test_the_writer_refuses_what_the_text_cannot_carry():

@@ -13,10 +13,12 @@ per-level service times of seed 003 §5. Every key is checked on load; a mistake
 One concept per module: `curve` (S(m)), `schema` (key names, typed checks, provenance rules),
 `gpu_profile` and `cpu_profile` (the profile records), `instructions` (the [instructions] costs),
 `compaction` (the [compaction] times by graph size), `gather` (the [gather] rates of random 4-byte
-loads), `atomics` (the [atomics] time of atomics on one word), `loading` (shipped names and paths),
+loads), `atomics` (the [atomics] time of atomics on one word), `bitmask` (the [bitmask] rates of
+lookups that store their byte back), `loading` (shipped names and paths),
 `writing` (measured profiles written, validated and moved into place), `errors`.
 """
 from .atomics import AtomicCosts
+from .bitmask import BitmaskRates
 from .compaction import CompactionCosts
 from .gather import GatherRates
 from .cpu_profile import CacheLevel, CPUProfile, LoopCosts
@@ -39,6 +41,7 @@ from .schema import (
 )
 from .writing import (
     atomics_section,
+    bitmask_section,
     compaction_section,
     gather_section,
     instruction_section,
@@ -47,6 +50,7 @@ from .writing import (
     with_instruction_section,
     with_section,
     write_gpu_atomics,
+    write_gpu_bitmask,
     write_gpu_compaction,
     write_gpu_curves,
     write_gpu_gather,
@@ -57,6 +61,7 @@ from .writing import (
 
 __all__ = [
     "AtomicCosts",
+    "BitmaskRates",
     "CURVE_NAMES",
     "CPUProfile",
     "CacheLevel",
@@ -80,6 +85,7 @@ __all__ = [
     "SERVER_CURVES",
     "available_profiles",
     "atomics_section",
+    "bitmask_section",
     "closed_queue_curve",
     "compaction_section",
     "gather_section",
@@ -94,6 +100,7 @@ __all__ = [
     "with_instruction_section",
     "with_section",
     "write_gpu_atomics",
+    "write_gpu_bitmask",
     "write_gpu_compaction",
     "write_gpu_curves",
     "write_gpu_gather",

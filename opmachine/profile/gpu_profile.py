@@ -11,6 +11,7 @@ from simdmodel.errors import InputError
 
 from .compaction import CompactionCosts, parse_compaction
 from .atomics import AtomicCosts, parse_atomics
+from .bitmask import BitmaskRates, parse_bitmask
 from .gather import GatherRates, parse_gather
 from .curve import Curve
 from .instructions import InstructionCosts, parse_instructions
@@ -72,6 +73,7 @@ class GPUProfile:
     compaction: CompactionCosts | None = None
     gather: GatherRates | None = None
     atomics: AtomicCosts | None = None
+    bitmask: BitmaskRates | None = None
 
     @property
     def physical_warps(self) -> int:
@@ -94,7 +96,7 @@ class GPUProfile:
         [instructions.provenance], and likewise for `compaction`. Empty when the file records none."""
         if key in CURVE_NAMES:
             return dict(self.provenance) if key in self.curves else {}
-        for part in ("instructions", "compaction", "gather", "atomics"):
+        for part in ("instructions", "compaction", "gather", "atomics", "bitmask"):
             if key == part or key.startswith(part + "."):
                 costs = getattr(self, part)
                 return dict(costs.provenance) if costs is not None else {}
@@ -130,7 +132,7 @@ class GPUProfile:
 
 
 GPU_TOP_KEYS = ("name", "kind", "description", "device", "hardware", "service")
-GPU_OPTIONAL_KEYS = ("provenance", "instructions", "compaction", "gather", "atomics")
+GPU_OPTIONAL_KEYS = ("provenance", "instructions", "compaction", "gather", "atomics", "bitmask")
 
 
 def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str) -> GPUProfile:
@@ -178,7 +180,8 @@ def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str
     compaction = parse_compaction(check, doc["compaction"], device_name) if "compaction" in doc else None
     gather = parse_gather(check, doc["gather"], device_name) if "gather" in doc else None
     atomics = parse_atomics(check, doc["atomics"], device_name) if "atomics" in doc else None
+    bitmask = parse_bitmask(check, doc["bitmask"], device_name) if "bitmask" in doc else None
     return GPUProfile(name=name, description=description, path=where, device_name=device_name,
                       compute_capability=capability, **values, curves=curves, measured=measured,
                       provenance=provenance, hardware_provenance=sources, instructions=instructions,
-                      compaction=compaction, gather=gather, atomics=atomics)
+                      compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask)

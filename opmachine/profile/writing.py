@@ -1,8 +1,8 @@
 """Writing measured GPU profiles: TOML text in the schema's layout, checked by loading it back, then
 moved into place (a temporary file beside the target, validated, renamed: nothing half-written).
-The [instructions], [compaction], [gather] and [atomics] sections are written at the end of a profile, with
+The [instructions], [compaction], [gather], [atomics] and [bitmask] sections are written at the end of a profile, with
 comments saying what the numbers are and how they were measured; `write_gpu_instructions`,
-`write_gpu_compaction`, `write_gpu_gather` and `write_gpu_atomics` add or replace one in a profile file and keep
+`write_gpu_compaction`, `write_gpu_gather`, `write_gpu_atomics` and `write_gpu_bitmask` add or replace one in a profile file and keep
 everything else in that file as it is."""
 from __future__ import annotations
 
@@ -21,13 +21,14 @@ from .errors import ProfileError
 from .gpu_profile import GPUProfile
 from .compaction import COMPACTION_RUN_KEYS, CompactionCosts
 from .atomics import ATOMIC_RUN_KEYS, AtomicCosts
+from .bitmask import BITMASK_RUN_KEYS, BitmaskRates
 from .gather import GATHER_RUN_KEYS, GatherRates
 from .instructions import INSTRUCTION_KEYS, INSTRUCTION_NOTES, INSTRUCTION_RUN_KEYS, InstructionCosts
 from .loading import parse_profile_bytes
 from .schema import CURVE_NAMES, GPU_FLOAT_KEYS, GPU_HARDWARE_KEYS, GPU_INT_KEYS, PROVENANCE_KEYS, same_device_name
 
-__all__ = ["atomics_section", "compaction_section", "gather_section", "instruction_section", "render_gpu_profile", "toml_string",
-           "with_instruction_section", "with_section", "write_gpu_atomics", "write_gpu_compaction", "write_gpu_curves",
+__all__ = ["atomics_section", "bitmask_section", "compaction_section", "gather_section", "instruction_section", "render_gpu_profile", "toml_string",
+           "with_instruction_section", "with_section", "write_gpu_atomics", "write_gpu_bitmask", "write_gpu_compaction", "write_gpu_curves",
            "write_gpu_gather",
            "write_gpu_instructions", "write_gpu_profile", "write_profile_text"]
 
@@ -38,7 +39,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
                        hardware_provenance: dict[str, str] | None = None,
                        instructions: InstructionCosts | None = None, instructions_notes: Sequence[str] = (),
                        compaction: CompactionCosts | None = None, gather: GatherRates | None = None,
-                       atomics: AtomicCosts | None = None) -> str:
+                       atomics: AtomicCosts | None = None, bitmask: BitmaskRates | None = None) -> str:
     """The TOML text of a measured GPU profile (`measured = true`), in the layout of the shipped files.
 
     `hardware` maps every key of GPU_HARDWARE_KEYS to its value; `curves` maps curve names to
@@ -47,7 +48,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
     `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`),
     `compaction` the [compaction] section (`compaction_section`), `gather` the [gather] one, `atomics`
-    the [atomics] one.
+    the [atomics] one, `bitmask` the [bitmask] one.
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
     """
@@ -110,6 +111,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
         text += "\n" + gather_section(gather, label)
     if atomics is not None:
         text += "\n" + atomics_section(atomics, label)
+    if bitmask is not None:
+        text += "\n" + bitmask_section(bitmask, label)
     return text
 
 
@@ -291,6 +294,24 @@ def write_gpu_atomics(path, base: GPUProfile, costs: AtomicCosts) -> GPUProfile:
     return _write_section(path, base, "atomics", lambda label: atomics_section(costs, label))
 
 
+def bitmask_section(rates: BitmaskRates, label: str) -> str:
+    """The [bitmask] and [bitmask.provenance] tables of `rates` as TOML text, after a comment saying what
+    they are."""
+    if not isinstance(rates, BitmaskRates):
+        raise InputError(f"bitmask must be a BitmaskRates, got {type(rates).__name__}")
+    intro = ("[bitmask]: status lookups a nanosecond over the whole GPU that read a random byte of a bitmask of "
+             "`sizes` bytes (ld.global.ca, four in flight a thread, every SM full) and store it back with the "
+             "probability `write_fractions`; per_ns row by row (one row a size), median over repeats; "
+             "opmachine.profile.bitmask says how the model uses it.")
+    return _array_section("bitmask", intro, rates.values(), ("sizes",), rates.provenance, BITMASK_RUN_KEYS, label)
+
+
+def write_gpu_bitmask(path, base: GPUProfile, rates: BitmaskRates) -> GPUProfile:
+    """Write `base`'s profile with its [bitmask] section added or replaced by `rates` to `path`
+    (`_write_section`); returns the loaded profile."""
+    return _write_section(path, base, "bitmask", lambda label: bitmask_section(rates, label))
+
+
 def write_gpu_compaction(path, base: GPUProfile, costs: CompactionCosts) -> GPUProfile:
     """Write `base`'s profile with its [compaction] section added or replaced by `costs` to `path`
     (`_write_section`); returns the loaded profile."""
@@ -362,12 +383,12 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
     sources = ({key: f"base {b.name}: {text}" for key, text in b.hardware_provenance.items()}
                if b.hardware_provenance else None)
     device_name = device if isinstance(device, str) and device.strip() else b.device_name
-    instructions, compaction, gather, atomics = (
+    instructions, compaction, gather, atomics, bitmask = (
         part if part is not None and same_device_name(part.provenance["device"], device_name) else None
-        for part in (b.instructions, b.compaction, b.gather, b.atomics))
+        for part in (b.instructions, b.compaction, b.gather, b.atomics, b.bitmask))
     text = render_gpu_profile(
         name=b.name, description=b.description, device_name=device_name, instructions=instructions,
-        compaction=compaction, gather=gather, atomics=atomics,
+        compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask,
         compute_capability=b.compute_capability,
         hardware={key: getattr(b, key) for key in GPU_HARDWARE_KEYS}, curves=curves, provenance=provenance,
         label=label, hardware_notes=hardware_notes, hardware_provenance=sources,

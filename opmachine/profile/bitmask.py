@@ -1,0 +1,105 @@
+"""The optional `[bitmask]` table of a GPU profile: the measured rate of bitmask lookups that store back.
+
+The status lookup of seed 001 §4.2 reads one bitmask byte per looked-up id and, where the id's bit was
+unset, stores the byte with the bit set (`gpu_validate/cuda/status_lookup.cuh`). Reads of bytes that
+other warps are storing into wait for those stores: on an H200 a lookup over a 256 KiB bitmask runs at a
+tenth of the rate of the same reads without stores when every lookup stores, and the smaller the bitmask
+(the more warps share each of its sectors) the slower. A contraction that claims many vertices is bound
+by it (`opmachine.critical`'s `L2W` server). The table holds the GPU-wide rate of such lookups for
+bitmasks of `sizes` bytes and for `write_fractions` of them storing, measured by
+`python -m gpu_validate.bitmask` (`gpu_validate/cuda/bitmask.cu`): random bytes read with ld.global.ca,
+four in flight a thread, every SM full, each stored back with a probability of the write fraction, timed
+with CUDA events, median over repeats.
+
+    [bitmask]
+    sizes = [16384, 65536, ...]          # bitmask bytes, strictly increasing
+    write_fractions = [0.0, 0.03125, ...]  # lookups that store their byte, strictly increasing in 0..1
+    per_ns = [...]                       # lookups a nanosecond, the whole GPU: sizes x write_fractions,
+                                         # row by row (per_ns[i * len(write_fractions) + j])
+    [bitmask.provenance]
+    device = "NVIDIA H200"               # the profile's [device] name
+    driver = "..."
+    date = "..."
+    command = "python -m gpu_validate.bitmask ..."
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from simdmodel.errors import InputError
+
+from .schema import Checker, describe
+
+__all__ = ["BITMASK_KEYS", "BITMASK_RUN_KEYS", "BitmaskRates", "parse_bitmask"]
+
+BITMASK_KEYS = ("sizes", "write_fractions", "per_ns")
+BITMASK_RUN_KEYS = ("device", "driver", "date", "command")
+
+
+@dataclass(frozen=True)
+class BitmaskRates:
+    """Measured bitmask lookups a nanosecond by bitmask bytes and write fraction (see the module docstring)."""
+
+    sizes: tuple[int, ...]
+    write_fractions: tuple[float, ...]
+    per_ns: tuple[float, ...]  # len(sizes) x len(write_fractions), row by row
+    provenance: dict[str, str] = field(default_factory=dict)
+
+    def at(self, mask_bytes, write_fraction) -> float:
+        """The rate for a bitmask of `mask_bytes` of whose lookups `write_fraction` store. The time of one
+        lookup (1 / rate) is interpolated, linear in the fraction (each store adds its own wait) and in
+        log2(size) between measured points, the nearest measured point's outside them."""
+        if isinstance(mask_bytes, bool) or not isinstance(mask_bytes, (int, np.integer)) or mask_bytes < 1:
+            raise InputError(f"a bitmask's size must be an integer >= 1 byte, got {mask_bytes!r}")
+        fraction = float(write_fraction)
+        if not 0.0 <= fraction <= 1.0:
+            raise InputError(f"a write fraction must be in 0..1, got {write_fraction!r}")
+        grid = 1.0 / np.asarray(self.per_ns, dtype=np.float64).reshape(len(self.sizes), len(self.write_fractions))
+        by_size = [np.interp(fraction, self.write_fractions, row) for row in grid]
+        return 1.0 / float(np.interp(np.log2(float(mask_bytes)), np.log2(np.asarray(self.sizes, dtype=np.float64)),
+                                     by_size))
+
+    def values(self) -> dict:
+        """The [bitmask] arrays, in BITMASK_KEYS order."""
+        return {key: list(getattr(self, key)) for key in BITMASK_KEYS}
+
+
+def parse_bitmask(check: Checker, table, device_name: str) -> BitmaskRates:
+    """The BitmaskRates of a [bitmask] table; every mistake is `check.fail` naming the key."""
+    table = check.table(table, "bitmask")
+    check.keys(table, "bitmask", BITMASK_KEYS + ("provenance",))
+    arrays = {}
+    for key in BITMASK_KEYS:
+        value = table[key]
+        if not isinstance(value, list) or not value:
+            check.fail(f"bitmask.{key}", f"must be a non-empty array of numbers, got {describe(value)}")
+        if key == "sizes":
+            arrays[key] = [check.positive_int(item, f"bitmask.sizes[{i}]") for i, item in enumerate(value)]
+        elif key == "write_fractions":
+            arrays[key] = [_fraction(check, item, f"bitmask.write_fractions[{i}]") for i, item in enumerate(value)]
+        else:
+            arrays[key] = [check.number(item, f"bitmask.per_ns[{i}]") for i, item in enumerate(value)]
+    for key in ("sizes", "write_fractions"):
+        values = arrays[key]
+        for i in range(1, len(values)):
+            if values[i] <= values[i - 1]:
+                check.fail(f"bitmask.{key}[{i}]", f"must be larger than the value before it ({values[i - 1]}), "
+                           f"got {values[i]}")
+    cells = len(arrays["sizes"]) * len(arrays["write_fractions"])
+    if len(arrays["per_ns"]) != cells:
+        check.fail("bitmask.per_ns", f"has {len(arrays['per_ns'])} values for the {cells} of bitmask.sizes x "
+                   "bitmask.write_fractions")
+    provenance = check.run_provenance(table["provenance"], "bitmask.provenance", BITMASK_RUN_KEYS, device_name,
+                                      "the bitmask rates")
+    return BitmaskRates(tuple(arrays["sizes"]), tuple(arrays["write_fractions"]), tuple(arrays["per_ns"]),
+                        provenance)
+
+
+def _fraction(check: Checker, value, key: str) -> float:
+    """A number in 0..1; `check.fail` naming `key` otherwise."""
+    value = check.number(value, key, allow_zero=True)
+    if not 0.0 <= value <= 1.0:
+        check.fail(key, f"must be in 0..1, got {value}")
+    return value
