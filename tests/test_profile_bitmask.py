@@ -161,3 +161,16 @@ def test_the_measuring_command_without_a_gpu_or_with_bad_options_is_one_line(cap
     err = capsys.readouterr().err
     assert err.startswith(message if message.startswith("error") else "error: ") and message in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.gpu
+def test_real_gpu_bitmask_lookups_slow_down_as_more_of_them_store():
+    # On a GPU the effect the section records is there: over a 64 KiB bitmask, lookups that all store
+    # run far below the rate of lookups that store nothing.
+    from gpu_validate.bitmask import measure_lookups
+    from gpu_validate.device import device_info, profile_for_device
+
+    profile = load_profile(profile_for_device(device_info()))
+    rows = measure_lookups(profile, sizes=(1 << 16,), fractions=(0.0, 1.0), repeats=3)
+    assert [row["write_fraction"] for row in rows] == [0.0, 1.0]
+    assert rows[1]["per_ns"] < rows[0]["per_ns"] / 4 and all(row["per_ns"] > 0 for row in rows)
