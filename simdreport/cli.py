@@ -400,14 +400,18 @@ def _run_couplings(args) -> int:
     if args.time:
         summary, launches = _with_predicted_time(graph, predictors, summary, launches)
     shown = launches if args.per_level and len(launches) else summary
+    unbounded = args.time and profile.bitmask is None
     header = (_graph_line(graph, sources)
               + f"profile {profile.name}: lookups by one wave of {grid} CTAs of {DEFAULT_BLOCK} threads; hybrid runs "
-              f"two-phase where the edge queue holds more than {grid * DEFAULT_BLOCK:,} ids\n")
+              f"two-phase where the edge queue holds more than {grid * DEFAULT_BLOCK:,} ids\n"
+              + (f"profile {profile.name} has no [bitmask] rates, so the bitmask lookups that store back bound no launch "
+                 "(python -m gpu_validate.bitmask measures them)\n" if unbounded else ""))
     if fmt == "csv":
         text = shown.to_csv(index=False, float_format="%.6g")
     elif fmt == "json":
         text = json.dumps({"graph": graph.name, "n": graph.n, "m": graph.m, "sources": sources, "profile": profile.name,
-                           "grid": grid, "rows": records(shown)}, indent=2) + "\n"
+                           "grid": grid, **({"bitmask_rates": profile.bitmask is not None} if args.time else {}),
+                           "rows": records(shown)}, indent=2) + "\n"
     else:
         text = (header + shown.to_string(index=False, float_format=lambda x: f"{x:.3f}") + "\n"
                 + ("" if args.per_level else

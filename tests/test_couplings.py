@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from opmachine.profile import load_profile
 import simdmodel as sm
 from simdmodel.couplings import (BIG_LIST, COUPLINGS, FORMULA_TRAFFIC, PIECE, TRAFFIC, Coupling, QueueOverflow,
                                  coupled_launches, explicit_words, has_long_lists, is_coupling, parse_coupling,
@@ -167,8 +168,15 @@ def test_the_couplings_command_predicts_each_bfs_and_launch(tmp_path, capsys):
 
     assert main(["couplings", "grid2d:side=30", "--kernels", "hybrid,two-phase", "--time", "--format", "json",
                  "--out", str(tmp_path / "s.json"), "--quiet"]) == 0
-    rows = json.loads((tmp_path / "s.json").read_text())["rows"]
+    document = json.loads((tmp_path / "s.json").read_text())
+    rows = document["rows"]
     assert all(row["predicted_ms"] > 0 and row["predicted_gteps"] > 0 for row in rows)
+    assert document["bitmask_rates"] is (load_profile(document["profile"]).bitmask is not None)
+    capsys.readouterr()
+    assert main(["couplings", "grid2d:side=30", "--kernels", "hybrid", "--time", "--gpu", "h100"]) == 0
+    assert "no [bitmask] rates" not in capsys.readouterr().out
+    assert main(["couplings", "grid2d:side=30", "--kernels", "hybrid", "--time", "--gpu", "k40c"]) == 0
+    assert "profile k40c has no [bitmask] rates" in capsys.readouterr().out
     assert main(["couplings", "grid2d:side=30", "--kernels", "hybrid", "--time", "--per-level", "--out",
                  str(tmp_path / "l.csv"), "--quiet"]) == 0
     table = pd.read_csv(tmp_path / "l.csv")
