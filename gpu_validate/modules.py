@@ -17,7 +17,7 @@ from simdmodel.errors import InputError
 FIXED_SOURCES = {"topo": ("topo.cu", "bfs_topo"), "compact": ("compact.cu", "bfs_compact"),
                  "hold": ("hold.cu", "hold_until"), "empty": ("hold.cu", "empty_launch"),
                  "spin": ("hold.cu", "spin_cycles"), "gather": ("gather.cu", "gather_random"),
-                 "atomic-same": ("atomics.cu", "atomic_same"),
+                 "atomic-same": ("atomics.cu", "atomic_same"), "chase": ("atomics.cu", "chase"),
                  "bitmask-rmw": ("bitmask.cu", "bitmask_rmw")}
 
 
@@ -61,7 +61,7 @@ def _module(file_name: str, instrumented: bool, expressions: tuple[str, ...]):
 
 
 def function(name: str, instrumented: bool = False):
-    """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty`, `spin`, `gather`, `atomic-same` or `bitmask-rmw`."""
+    """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty`, `spin`, `gather`, `atomic-same`, `chase` or `bitmask-rmw`."""
     file_name, entry = FIXED_SOURCES[name]
     return _module(file_name, instrumented, ()).get_function(entry)
 

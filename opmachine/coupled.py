@@ -6,7 +6,8 @@ set-associative L2, warm from launch to launch (a timed BFS's launches run back 
 buffers; a launch's time is the critical-path time (`critical.launch_time`, as for the other data-driven
 kernels) of its loads, of its warps' instructions from the kernels' SASS (`launch_instructions`; the
 package lists the default `atomic` lookup's kernels), of the atomics on its queue counter, which every
-reserving CTA or warp adds to (`counter_atomics`: the profile's same-word atomic time), and of its bitmask
+reserving CTA or warp adds to (`counter_atomics`: the profile's same-word atomic time; each atomic also
+holds its warp longer than a load, `atomic_wait_ns`), and of its bitmask
 lookups, whose byte stores hold up the reads of the bytes they store into (`bitmask_lookup_ns`: the
 profile's measured rate for the bitmask's size and the launch's write fraction), plus the profile's
 launch overhead.
@@ -30,7 +31,7 @@ from simdmodel.lookup import KEPT, MASK_READ, MASK_WRITE
 from .cache import SetAssocState
 from .critical import CriticalPathModel, launch_slots, launch_time, slot_instructions
 from .instructions import WarpInstructions, arch_of, coupled_trips, has_listing, kernel_code, trip_matrix
-from .kernels import DEFAULT_BLOCK, NF1, SERVER_FIELDS, JobBuffer
+from .kernels import DEFAULT_BLOCK, NF1, NF2, SERVER_FIELDS, JobBuffer
 from .kernels.couple import (BIG_LIST, CONTRACT_ITEMS, CTA_SIZE, CTA_WARPS, LaunchShape, coupled_jobs, launch_shape,
                              listing_name)
 from .layout import PIECE_COUNT, QUEUE_SIZE, coupled_layout_for
@@ -94,7 +95,8 @@ class CoupledPredictor:
         instructions = launch_instructions(work, shape, self.arch, trace, atomics[QUEUE_SIZE])
         path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
                                                                     critical)
-        memory_ns, bottleneck = launch_time(jobs, sectors, waited.sum(axis=0), hot, critical, path,
+        latency = waited.sum(axis=0) + atomic_wait_ns(trace, atomics.values(), profile)
+        memory_ns, bottleneck = launch_time(jobs, sectors, latency, hot, critical, path,
                                             counter_atomics(trace, atomics.values(), profile.physical_warps),
                                             bitmask_lookup_ns(trace, work.flags, graph.n, profile))
         fields = dict(zip(SERVER_FIELDS, counts.sum(axis=0)))
@@ -139,6 +141,30 @@ def counter_atomics(trace, on_counters, physical_warps: int) -> np.ndarray:
     slots = launch_slots(trace.warps, physical_warps)
     counts = [np.bincount(trace.warp[jobs] % slots, minlength=slots) for jobs in on_counters]
     return max(counts, key=lambda c: c.sum()).astype(np.float64)
+
+
+def claim_jobs(trace) -> np.ndarray:
+    """Which jobs of a coupled launch are compare-and-swap claims: an NF2 job right after an NF2 job of the same
+    warp (`kernels.couple` pushes a lookup instruction's label reads, then its claims)."""
+    after = np.zeros(trace.jobs, dtype=bool)
+    after[1:] = (trace.server[1:] == NF2) & (trace.server[:-1] == NF2) & (trace.warp[1:] == trace.warp[:-1])
+    return after
+
+
+def atomic_wait_ns(trace, on_counters, profile) -> np.ndarray | float:
+    """Per warp slot (`critical.launch_slots`), how much longer a coupled launch's atomics hold their warps than
+    loads of as many sectors: its claims (`claim_jobs`) and its atomics on the counters (`on_counters`: each
+    counter's `counter_jobs`), each `[atomic_latency].extra_ns(sectors)`; 0 without that section."""
+    latency = getattr(profile, "atomic_latency", None)
+    if latency is None:
+        return 0.0
+    atomic = claim_jobs(trace)
+    for jobs in on_counters:
+        atomic |= jobs
+    slots = launch_slots(trace.warps, profile.physical_warps)
+    which = np.flatnonzero(atomic)
+    sectors = trace.ptr[which + 1] - trace.ptr[which]
+    return np.bincount(trace.warp[which] % slots, weights=latency.extra_ns(sectors), minlength=slots)
 
 
 def bitmask_lookup_ns(trace, flags: np.ndarray, n: int, profile) -> np.ndarray | None:

@@ -149,11 +149,12 @@ def test_the_committed_instruction_counts_are_predicted_again_the_same_without_a
     again = pd.read_csv(tmp_path / "run" / "instructions.csv.gz")
     pd.testing.assert_frame_equal(again, pd.read_csv(COUNTERS / "instructions.csv.gz"))
     phases = pd.DataFrame(json.loads((tmp_path / "run" / "summary.json").read_text())["phases"])
-    # The copy of long lists' pieces is counted exactly; a contraction or an expansion within 3.5%.
+    # The copy of long lists' pieces is counted exactly; every other phase of every coupling within 3.5%
+    # (expand-contract's fused lookups included, their enqueue costing one of its three copies a trip).
     pieces = phases[(phases["phase"] == "pieces") & (phases["kernel"] != "expand-contract")]
     assert pieces["error"].abs().max() < 0.001
-    rest = phases[(phases["kernel"] != "expand-contract") & (phases["phase"] != "pieces")]
-    assert rest["error"].abs().max() < 0.035
+    rest = phases[phases["phase"] != "pieces"]
+    assert rest["error"].abs().max() < 0.035 and set(rest["kernel"]) >= {"expand-contract", "two-phase"}
     shared = again.filter(like="shared").sum()
     assert abs(shared["predicted_shared_ld_inst"] / shared["measured_shared_ld_inst"] - 1) < 0.01
 

@@ -341,3 +341,19 @@ def test_a_measured_instruction_section_sets_the_critical_models_instruction_cos
     spec = CriticalPathModel.from_profile(bare)  # no section: the clock, four schedulers a SM
     assert spec.cycle_ns == pytest.approx(1000 / bare.clock_mhz) and spec.issue_ns == pytest.approx(spec.cycle_ns / (4 * 132))
     assert spec.shared_ns == 0 and spec.wait_cycles == (0.0, 0.0, 0.0)
+
+
+def test_a_fused_lookups_enqueue_costs_one_of_its_three_copies_a_trip():
+    # couplings.cu's warp_enqueue is inlined into each of expand-contract's three gathering loops; a trip
+    # (one enqueue, whichever phase ran it) runs one copy: the copies' mean, about the one copy of the
+    # lookup-pieces kernel.
+    from opmachine.instructions.code import ONE_COPY_A_TRIP, _copies
+
+    listing = load_listing("couple-expand-contract", "sm_90")
+    code = kernel_code("couple-expand-contract", "sm_90")
+    region = sum(b.end - b.first for b in block_events(listing) if b.event == "enqueue")
+    assert "enqueue" in ONE_COPY_A_TRIP and _copies(listing, "enqueue") == 3
+    assert code.counts[code.row("enqueue")].sum() == pytest.approx(region / 3)
+    single = kernel_code("couple-lookup-pieces", "sm_90")
+    assert _copies(load_listing("couple-lookup-pieces", "sm_90"), "enqueue") == 1
+    assert abs(code.counts[code.row("enqueue")].sum() - single.counts[single.row("enqueue")].sum()) <= 2

@@ -3,9 +3,27 @@
 // there, as the coupled BFS kernels' queue counters do (`couplings.cu`: every CTA or warp that reserves
 // queue slots adds to one counter). The returned values are summed and the sum stored only when it
 // equals a value no run gives, so no atomic's result is dropped.
+#include "bfs_common.cuh"
+
 extern "C" __global__ void atomic_same(int* word, int per_warp, int* out) {
     int sum = 0;
     if ((threadIdx.x & 31) == 0)
         for (int k = 0; k < per_warp; ++k) sum += atomicAdd(word, 1);
     if (sum == -1) out[0] = sum;
+}
+
+// One warp's chase through a cycle of word indices (`next`, L2-resident; `gpu_validate.atomics`): lanes 0 ..
+// lanes-1 each follow it from their own start for `steps` dependent steps, each a compare-and-swap that fails
+// (`atomic` 1: it returns the word and writes nothing, as a lost claim does) or a load through the L2 (0:
+// ld.global.cg, as a label read), so a step's time is one such access's latency for `lanes` sectors.
+extern "C" __global__ void chase(int* next, const int* start, int lanes, int steps, int atomic, int* out) {
+    const int lane = threadIdx.x;
+    if (lane >= lanes) return;
+    int p = start[lane];
+    if (atomic) {
+        for (int k = 0; k < steps; ++k) p = atomicCAS(next + p, -2, 0);
+    } else {
+        for (int k = 0; k < steps; ++k) p = load_cg(next + p);
+    }
+    if (p == -1) out[0] = p;
 }

@@ -6,7 +6,9 @@ event of every basic block (`blocks.block_events`) and sums, per event, the bloc
 class (`listing.CLASSES`), the stall cycles the compiler scheduled after each (a lone warp's issue
 time through fixed-latency dependences) and its shared-memory loads, shuffles / votes and block
 barriers, whose latency the profile's microbenchmarks give. A launch then costs, per warp,
-sum over events of trips(event) x these rows (`instructions.WarpInstructions`).
+sum over events of trips(event) x these rows (`instructions.WarpInstructions`). A region the compiler
+copied into several loops whose trips count all its copies' runs together (ONE_COPY_A_TRIP) costs the
+copies' mean a trip.
 """
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ loads (LDS), shuffles and votes (SHFL, VOTE), block barriers (BAR)."""
 @dataclass(frozen=True)
 class KernelCode:
     """Per trip event: warp instructions by class (events x CLASSES), stall cycles (events) and
-    waited-on variable-latency instructions (events x WAITS)."""
+    waited-on variable-latency instructions (events x WAITS); whole numbers but for the events of
+    ONE_COPY_A_TRIP, whose copies' mean they are."""
 
     kernel: str
     arch: str
@@ -67,7 +70,7 @@ class KernelCode:
         """One trip of `event`: instructions by class, stall cycles, waits (a readable summary)."""
         i = self.row(event)
         return {**dict(zip(CLASSES, self.counts[i].tolist())), "stall_cycles": float(self.stall_cycles[i]),
-                **{f"wait_{w}": int(self.waits[i, k]) for k, w in enumerate(WAITS)}}
+                **{f"wait_{w}": float(self.waits[i, k]) for k, w in enumerate(WAITS)}}
 
 
 def _wait_kind(ins) -> int:
@@ -128,14 +131,27 @@ def divergence_code(listing) -> dict:
     return {"regroup": exit_run + per_group, "diverged": per_group + once + converged}
 
 
+ONE_COPY_A_TRIP = ("enqueue",)
+"""Region events whose code the compiler copied into several places of which one trip runs one: a
+fused lookup's enqueue (`couplings.cu`'s `warp_enqueue`), inlined into each gathering phase's loop. Their
+trips count every copy's runs together, so a trip costs the copies' mean."""
+
+
+def _copies(listing, event: str) -> int:
+    """How many forward-branch regions of the listing carry the marker `event` (its copies)."""
+    return sum(1 for ins in listing.instructions
+               if ins.op == "BRA" and ins.target and ins.conditional and not ins.divergent_only
+               and listing.marker_of(ins) == event and listing.labels.get(ins.target, -1) > ins.offset)
+
+
 def code_from_listing(listing, arch: str) -> KernelCode:
     """`KernelCode` of a parsed listing."""
     blocks = [b for b in block_events(listing) if b.event != NEVER]
     divergence = divergence_code(listing)
     events = tuple(dict.fromkeys(b.event for b in blocks)) + tuple(divergence)
-    counts = np.zeros((len(events), len(CLASSES)), dtype=np.int64)
+    counts = np.zeros((len(events), len(CLASSES)), dtype=np.float64)
     stalls = np.zeros(len(events), dtype=np.float64)
-    waits = np.zeros((len(events), len(WAITS)), dtype=np.int64)
+    waits = np.zeros((len(events), len(WAITS)), dtype=np.float64)
     runs = [(b.event, [(ins, True, 1) for ins in listing.instructions[b.first:b.end]]) for b in blocks]
     for event, instructions in runs + list(divergence.items()):
         e = events.index(event)
@@ -146,6 +162,10 @@ def code_from_listing(listing, arch: str) -> KernelCode:
                 kind = _wait_kind(ins)
                 if kind >= 0:
                     waits[e, kind] += sign
+    for event in ONE_COPY_A_TRIP:
+        if event in events and (copies := _copies(listing, event)) > 1:
+            e = events.index(event)
+            counts[e], stalls[e], waits[e] = counts[e] / copies, stalls[e] / copies, waits[e] / copies
     fallbacks = tuple(dict.fromkeys((b.event, b.fallback) for b in blocks if b.fallback))
     if len({event for event, _ in fallbacks}) != len(fallbacks):
         raise InputError(f"{listing.kernel}: the round loop's preheader sits in two different trip events")

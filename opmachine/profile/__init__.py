@@ -13,10 +13,12 @@ per-level service times of seed 003 §5. Every key is checked on load; a mistake
 One concept per module: `curve` (S(m)), `schema` (key names, typed checks, provenance rules),
 `gpu_profile` and `cpu_profile` (the profile records), `instructions` (the [instructions] costs),
 `compaction` (the [compaction] times by graph size), `gather` (the [gather] rates of random 4-byte
-loads), `atomics` (the [atomics] time of atomics on one word), `bitmask` (the [bitmask] rates of
+loads), `atomics` (the [atomics] time of atomics on one word), `atomic_latency` (the
+[atomic_latency] wait of an atomic beyond a load's), `bitmask` (the [bitmask] rates of
 lookups that store their byte back), `loading` (shipped names and paths),
 `writing` (measured profiles written, validated and moved into place), `errors`.
 """
+from .atomic_latency import AtomicLatency
 from .atomics import AtomicCosts
 from .bitmask import BitmaskRates
 from .compaction import CompactionCosts
@@ -40,6 +42,7 @@ from .schema import (
     same_device_name,
 )
 from .writing import (
+    atomic_latency_section,
     atomics_section,
     bitmask_section,
     compaction_section,
@@ -49,6 +52,7 @@ from .writing import (
     toml_string,
     with_instruction_section,
     with_section,
+    write_gpu_atomic_latency,
     write_gpu_atomics,
     write_gpu_bitmask,
     write_gpu_compaction,
@@ -61,6 +65,7 @@ from .writing import (
 
 __all__ = [
     "AtomicCosts",
+    "AtomicLatency",
     "BitmaskRates",
     "CURVE_NAMES",
     "CPUProfile",
@@ -84,6 +89,7 @@ __all__ = [
     "SAME_SECTOR_CURVE",
     "SERVER_CURVES",
     "available_profiles",
+    "atomic_latency_section",
     "atomics_section",
     "bitmask_section",
     "closed_queue_curve",
@@ -99,6 +105,7 @@ __all__ = [
     "toml_string",
     "with_instruction_section",
     "with_section",
+    "write_gpu_atomic_latency",
     "write_gpu_atomics",
     "write_gpu_bitmask",
     "write_gpu_compaction",

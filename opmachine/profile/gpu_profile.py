@@ -10,6 +10,7 @@ import numpy as np
 from simdmodel.errors import InputError
 
 from .compaction import CompactionCosts, parse_compaction
+from .atomic_latency import AtomicLatency, parse_atomic_latency
 from .atomics import AtomicCosts, parse_atomics
 from .bitmask import BitmaskRates, parse_bitmask
 from .gather import GatherRates, parse_gather
@@ -74,6 +75,7 @@ class GPUProfile:
     gather: GatherRates | None = None
     atomics: AtomicCosts | None = None
     bitmask: BitmaskRates | None = None
+    atomic_latency: AtomicLatency | None = None
 
     @property
     def physical_warps(self) -> int:
@@ -96,7 +98,7 @@ class GPUProfile:
         [instructions.provenance], and likewise for `compaction`. Empty when the file records none."""
         if key in CURVE_NAMES:
             return dict(self.provenance) if key in self.curves else {}
-        for part in ("instructions", "compaction", "gather", "atomics", "bitmask"):
+        for part in ("instructions", "compaction", "gather", "atomics", "bitmask", "atomic_latency"):
             if key == part or key.startswith(part + "."):
                 costs = getattr(self, part)
                 return dict(costs.provenance) if costs is not None else {}
@@ -132,7 +134,7 @@ class GPUProfile:
 
 
 GPU_TOP_KEYS = ("name", "kind", "description", "device", "hardware", "service")
-GPU_OPTIONAL_KEYS = ("provenance", "instructions", "compaction", "gather", "atomics", "bitmask")
+GPU_OPTIONAL_KEYS = ("provenance", "instructions", "compaction", "gather", "atomics", "bitmask", "atomic_latency")
 
 
 def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str) -> GPUProfile:
@@ -181,7 +183,10 @@ def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str
     gather = parse_gather(check, doc["gather"], device_name) if "gather" in doc else None
     atomics = parse_atomics(check, doc["atomics"], device_name) if "atomics" in doc else None
     bitmask = parse_bitmask(check, doc["bitmask"], device_name) if "bitmask" in doc else None
+    atomic_latency = (parse_atomic_latency(check, doc["atomic_latency"], device_name) if "atomic_latency" in doc
+                      else None)
     return GPUProfile(name=name, description=description, path=where, device_name=device_name,
                       compute_capability=capability, **values, curves=curves, measured=measured,
                       provenance=provenance, hardware_provenance=sources, instructions=instructions,
-                      compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask)
+                      compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask,
+                      atomic_latency=atomic_latency)

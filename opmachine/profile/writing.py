@@ -1,8 +1,9 @@
 """Writing measured GPU profiles: TOML text in the schema's layout, checked by loading it back, then
 moved into place (a temporary file beside the target, validated, renamed: nothing half-written).
-The [instructions], [compaction], [gather], [atomics] and [bitmask] sections are written at the end of a profile, with
+The [instructions], [compaction], [gather], [atomics], [atomic_latency] and [bitmask] sections are written at the end of a profile, with
 comments saying what the numbers are and how they were measured; `write_gpu_instructions`,
-`write_gpu_compaction`, `write_gpu_gather`, `write_gpu_atomics` and `write_gpu_bitmask` add or replace one in a profile file and keep
+`write_gpu_compaction`, `write_gpu_gather`, `write_gpu_atomics`, `write_gpu_atomic_latency` and
+`write_gpu_bitmask` add or replace one in a profile file and keep
 everything else in that file as it is."""
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .curve import Curve
 from .errors import ProfileError
 from .gpu_profile import GPUProfile
 from .compaction import COMPACTION_RUN_KEYS, CompactionCosts
+from .atomic_latency import ATOMIC_LATENCY_RUN_KEYS, AtomicLatency
 from .atomics import ATOMIC_RUN_KEYS, AtomicCosts
 from .bitmask import BITMASK_RUN_KEYS, BitmaskRates
 from .gather import GATHER_RUN_KEYS, GatherRates
@@ -27,8 +29,8 @@ from .instructions import INSTRUCTION_KEYS, INSTRUCTION_NOTES, INSTRUCTION_RUN_K
 from .loading import parse_profile_bytes
 from .schema import CURVE_NAMES, GPU_FLOAT_KEYS, GPU_HARDWARE_KEYS, GPU_INT_KEYS, PROVENANCE_KEYS, same_device_name
 
-__all__ = ["atomics_section", "bitmask_section", "compaction_section", "gather_section", "instruction_section", "render_gpu_profile", "toml_string",
-           "with_instruction_section", "with_section", "write_gpu_atomics", "write_gpu_bitmask", "write_gpu_compaction", "write_gpu_curves",
+__all__ = ["atomic_latency_section", "atomics_section", "bitmask_section", "compaction_section", "gather_section", "instruction_section", "render_gpu_profile", "toml_string",
+           "with_instruction_section", "with_section", "write_gpu_atomic_latency", "write_gpu_atomics", "write_gpu_bitmask", "write_gpu_compaction", "write_gpu_curves",
            "write_gpu_gather",
            "write_gpu_instructions", "write_gpu_profile", "write_profile_text"]
 
@@ -39,7 +41,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
                        hardware_provenance: dict[str, str] | None = None,
                        instructions: InstructionCosts | None = None, instructions_notes: Sequence[str] = (),
                        compaction: CompactionCosts | None = None, gather: GatherRates | None = None,
-                       atomics: AtomicCosts | None = None, bitmask: BitmaskRates | None = None) -> str:
+                       atomics: AtomicCosts | None = None, bitmask: BitmaskRates | None = None,
+                       atomic_latency: AtomicLatency | None = None) -> str:
     """The TOML text of a measured GPU profile (`measured = true`), in the layout of the shipped files.
 
     `hardware` maps every key of GPU_HARDWARE_KEYS to its value; `curves` maps curve names to
@@ -48,7 +51,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
     `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`),
     `compaction` the [compaction] section (`compaction_section`), `gather` the [gather] one, `atomics`
-    the [atomics] one, `bitmask` the [bitmask] one.
+    the [atomics] one, `bitmask` the [bitmask] one, `atomic_latency` the [atomic_latency] one.
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
     """
@@ -113,6 +116,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
         text += "\n" + atomics_section(atomics, label)
     if bitmask is not None:
         text += "\n" + bitmask_section(bitmask, label)
+    if atomic_latency is not None:
+        text += "\n" + atomic_latency_section(atomic_latency, label)
     return text
 
 
@@ -294,6 +299,24 @@ def write_gpu_atomics(path, base: GPUProfile, costs: AtomicCosts) -> GPUProfile:
     return _write_section(path, base, "atomics", lambda label: atomics_section(costs, label))
 
 
+def atomic_latency_section(latency: AtomicLatency, label: str) -> str:
+    """The [atomic_latency] and [atomic_latency.provenance] tables of `latency` as TOML text, after a comment
+    saying what they are."""
+    if not isinstance(latency, AtomicLatency):
+        raise InputError(f"atomic_latency must be an AtomicLatency, got {type(latency).__name__}")
+    intro = ("[atomic_latency]: one warp's dependent accesses along a random cycle of an L2-resident table, `lanes` "
+             "lanes (sectors) a step: ns per step of failing compare-and-swaps (swap_ns) and of ld.global.cg loads "
+             "(load_ns), median over repeats; opmachine.profile.atomic_latency says how the model uses it.")
+    return _array_section("atomic_latency", intro, latency.values(), ("lanes",), latency.provenance,
+                          ATOMIC_LATENCY_RUN_KEYS, label)
+
+
+def write_gpu_atomic_latency(path, base: GPUProfile, latency: AtomicLatency) -> GPUProfile:
+    """Write `base`'s profile with its [atomic_latency] section added or replaced by `latency` to `path`
+    (`_write_section`); returns the loaded profile."""
+    return _write_section(path, base, "atomic_latency", lambda label: atomic_latency_section(latency, label))
+
+
 def bitmask_section(rates: BitmaskRates, label: str) -> str:
     """The [bitmask] and [bitmask.provenance] tables of `rates` as TOML text, after a comment saying what
     they are."""
@@ -383,12 +406,12 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
     sources = ({key: f"base {b.name}: {text}" for key, text in b.hardware_provenance.items()}
                if b.hardware_provenance else None)
     device_name = device if isinstance(device, str) and device.strip() else b.device_name
-    instructions, compaction, gather, atomics, bitmask = (
+    instructions, compaction, gather, atomics, bitmask, atomic_latency = (
         part if part is not None and same_device_name(part.provenance["device"], device_name) else None
-        for part in (b.instructions, b.compaction, b.gather, b.atomics, b.bitmask))
+        for part in (b.instructions, b.compaction, b.gather, b.atomics, b.bitmask, b.atomic_latency))
     text = render_gpu_profile(
         name=b.name, description=b.description, device_name=device_name, instructions=instructions,
-        compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask,
+        compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask, atomic_latency=atomic_latency,
         compute_capability=b.compute_capability,
         hardware={key: getattr(b, key) for key in GPU_HARDWARE_KEYS}, curves=curves, provenance=provenance,
         label=label, hardware_notes=hardware_notes, hardware_provenance=sources,
