@@ -16,7 +16,7 @@ What it leaves out, so that its errors can be read: the lookup's flags are the m
 wave rule: lanes of one wave that find a vertex unvisited all try its compare-and-swap); on the GPU the
 atomic lookup's bitmask reads through the L1 see the bytes of when their SM fetched the line, so on
 scale-free graphs (a hub's byte read by every SM) its label reads and bitmask stores are up to four times
-the model's (the results README has the counts), and so is their time.
+the model's (the results README has the counts), and those launches' times are short by as much.
 Other lookup modes have no listings, so their launches are timed without the instruction path. The first launch finds a cold L2 (the GPU's timed replays follow a
 warm-up run). The queue order is the model's (the GPU's atomic counters order CTAs' blocks as they come).
 """
