@@ -86,16 +86,13 @@ def atomic_costs(record: dict):
 
 
 def main(argv=None) -> int:
-    from opmachine.profile import write_gpu_atomic_latency, write_gpu_atomics
-
     from .device import measure_section
 
-    def write(path, profile, record):
-        write_gpu_atomic_latency(path, write_gpu_atomics(path, profile, atomic_costs(record)), atomic_latency(record))
-
     return measure_section(argv, "python -m gpu_validate.atomics", __doc__.splitlines()[0],
-                           "atomics] and [atomic_latency", lambda profile, repeats: {"same_word": measure_same_word(profile, repeats=repeats),
-                                                     "chase": measure_chase(repeats=repeats)}, write)
+                           ("atomics", "atomic_latency"),
+                           lambda profile, repeats: {"same_word": measure_same_word(profile, repeats=repeats),
+                                                     "chase": measure_chase(repeats=repeats)},
+                           lambda record: (atomic_costs(record), atomic_latency(record)))
 
 
 if __name__ == "__main__":

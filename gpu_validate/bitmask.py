@@ -64,13 +64,11 @@ def bitmask_rates(record: dict):
 
 
 def main(argv=None) -> int:
-    from opmachine.profile import write_gpu_bitmask
-
     from .device import measure_section
 
-    return measure_section(argv, "python -m gpu_validate.bitmask", __doc__.splitlines()[0], "bitmask",
+    return measure_section(argv, "python -m gpu_validate.bitmask", __doc__.splitlines()[0], ("bitmask",),
                            lambda profile, repeats: {"lookups": measure_lookups(profile, repeats=repeats)},
-                           lambda path, profile, record: write_gpu_bitmask(path, profile, bitmask_rates(record)))
+                           lambda record: (bitmask_rates(record),))
 
 
 if __name__ == "__main__":

@@ -176,16 +176,21 @@ def run_record(prog: str, argv=None) -> dict:
             "command": f"{prog} " + " ".join(sys.argv[1:] if argv is None else argv)}
 
 
-def measure_section(argv, prog: str, description: str, section: str, measure, write) -> int:
-    """The command line of a microbenchmark that measures one section of a GPU profile: `--gpu` (the
-    profile giving the launch geometry), `--repeats`, `--write PROFILE.toml`. `measure(profile, repeats)`
-    gives the record's measurements (a dict); `write(path, profile, record)` writes the section into that
-    copy of the profile. Prints the record as JSON; exit 2 with one line on bad input or without a GPU."""
+def measure_section(argv, prog: str, description: str, tables: tuple[str, ...], measure, values) -> int:
+    """The command line of a microbenchmark that measures measured sections `tables` of a GPU profile
+    (`opmachine.profile.MEASURED_SECTIONS`): `--gpu` (the profile giving the launch geometry), `--repeats`,
+    `--write PROFILE.toml`. `measure(profile, repeats)` gives the record's measurements (a dict), `values(record)`
+    the sections' values in `tables` order, which `--write` writes into that copy of the profile
+    (`opmachine.profile.write_gpu_section`). Prints the record as JSON; exit 2 with one line on bad input or
+    without a GPU."""
+    from opmachine.profile import write_gpu_section
+
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--gpu", default="h200", help="hardware profile giving the full-wave grid (default h200)")
     parser.add_argument("--repeats", type=int, default=7, help="timed launches per measurement (default 7)")
     parser.add_argument("--write", metavar="PROFILE.toml",
-                        help=f"write the result into this copy of the --gpu profile as its [{section}] section")
+                        help="write the result into this copy of the --gpu profile as its "
+                             + " and ".join(f"[{table}]" for table in tables) + " section" + "s" * (len(tables) > 1))
     args = parser.parse_args(argv)
     if args.repeats < 1:
         print(f"error: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)
@@ -195,7 +200,8 @@ def measure_section(argv, prog: str, description: str, section: str, measure, wr
         measured = measure(profile, args.repeats)
         record = {**run_record(prog, argv), **measured}
         if args.write:
-            write(args.write, profile, record)
+            for table, value in zip(tables, values(record)):
+                profile = write_gpu_section(args.write, profile, table, value)
     except (GpuUnavailable, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

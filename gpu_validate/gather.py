@@ -57,13 +57,11 @@ def gather_rates(record: dict):
 
 
 def main(argv=None) -> int:
-    from opmachine.profile import write_gpu_gather
-
     from .device import measure_section
 
-    return measure_section(argv, "python -m gpu_validate.gather", __doc__.splitlines()[0], "gather",
+    return measure_section(argv, "python -m gpu_validate.gather", __doc__.splitlines()[0], ("gather",),
                            lambda profile, repeats: {"gathers": measure_gathers(profile, repeats=repeats)},
-                           lambda path, profile, record: write_gpu_gather(path, profile, gather_rates(record)))
+                           lambda record: (gather_rates(record),))
 
 
 if __name__ == "__main__":

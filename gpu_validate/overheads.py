@@ -189,7 +189,7 @@ def main(argv=None) -> int:
                         help="with --sizes: write the compaction times into this copy of the --gpu profile as its "
                              "[compaction] section (every other line kept)")
     args = parser.parse_args(argv)
-    from opmachine.profile import load_profile, write_gpu_compaction
+    from opmachine.profile import load_profile, write_gpu_section
     from simdmodel.errors import InputError
 
     from .device import GpuUnavailable, run_record
@@ -212,7 +212,7 @@ def main(argv=None) -> int:
         record = {**run_record("python -m gpu_validate.overheads", argv),
                   **{k: round(v, 1) if isinstance(v, float) else v for k, v in numbers.items()}}
         if args.write:
-            write_gpu_compaction(args.write, profile, compaction_costs(record))
+            write_gpu_section(args.write, profile, "compaction", compaction_costs(record))
     except (GpuUnavailable, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from opmachine.profile import ProfileError, load_profile, render_gpu_profile, write_gpu_curves
+from opmachine.profile import ProfileError, load_profile, render_gpu_profile, write_gpu_curves, write_gpu_section
 from test_profile import GPU_FIELDS
 
 
@@ -28,14 +28,14 @@ def assert_one_line_error(tmp_path, text, edit, message):
     assert "\n" not in str(caught.value)
 
 
-def assert_added_then_replaced(tmp_path, writer, section: str, values, changed, old_line: str, new_line: str):
-    """`writer(path, profile, values)` adds [section] to a profile without it, then replaces it by `changed`
-    (whose text differs from `values`' only in `old_line` -> `new_line`), keeping every other line."""
+def assert_added_then_replaced(tmp_path, section: str, values, changed, old_line: str, new_line: str):
+    """`write_gpu_section` adds [section] to a profile without it, then replaces it by `changed` (whose text
+    differs from `values`' only in `old_line` -> `new_line`), keeping every other line."""
     base = write(tmp_path, render_gpu_profile(label="x.toml", **GPU_FIELDS), "k40c.toml")
-    profile = writer(base, load_profile(str(base)), values)
+    profile = write_gpu_section(base, load_profile(str(base)), section, values)
     assert getattr(profile, section) == values
     first = base.read_text(encoding="utf-8")
-    again = writer(base, profile, changed)
+    again = write_gpu_section(base, profile, section, changed)
     assert getattr(again, section) == changed
     assert base.read_text(encoding="utf-8").replace(new_line, old_line) == first
 

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from opmachine.coupled import atomic_wait_ns, claim_jobs
 from opmachine.kernels import ANI, NF1, NF2, OP
 from opmachine.kernels._jobs import JobTrace
-from opmachine.profile import (AtomicLatency, ProfileError, atomic_latency_section, load_profile, render_gpu_profile,
-                               write_gpu_atomic_latency)
+from opmachine.profile import AtomicLatency, ProfileError, load_profile, measured_section, render_gpu_profile
 from simdmodel.errors import InputError
 from section_checks import (assert_added_then_replaced, assert_kept_for_the_same_device_only, assert_one_line_error,
                             rep, write)
@@ -75,7 +74,7 @@ def test_any_lane_count_loads_in_order_or_is_one_line_naming_its_key(tmp_path, v
 
 def test_writing_adds_the_section_then_replaces_it_keeping_every_other_line(tmp_path):
     changed = dataclasses.replace(LATENCY, swap_ns=(210.0, 260.0, 290.0))
-    assert_added_then_replaced(tmp_path, write_gpu_atomic_latency, "atomic_latency", LATENCY, changed,
+    assert_added_then_replaced(tmp_path, "atomic_latency", LATENCY, changed,
                                "swap_ns = [200,", "swap_ns = [210,")
 
 
@@ -85,9 +84,9 @@ def test_new_curves_keep_the_atomic_latency_of_the_same_device_only(tmp_path):
 
 def test_the_writer_refuses_what_the_text_cannot_carry():
     with pytest.raises(InputError, match="must be an AtomicLatency"):
-        atomic_latency_section({"lanes": [1]}, "x")
+        measured_section("atomic_latency", {"lanes": [1]}, "x")
     with pytest.raises(ProfileError, match=r"atomic_latency.load_ns\[0\]: must be a number"):
-        atomic_latency_section(dataclasses.replace(LATENCY, load_ns=("fast", 1.0, 2.0)), "x")
+        measured_section("atomic_latency", dataclasses.replace(LATENCY, load_ns=("fast", 1.0, 2.0)), "x")
 
 
 def test_claims_and_counter_atomics_wait_their_extra_latency_on_their_warps_slot():

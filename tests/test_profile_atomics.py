@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from opmachine.critical import ATOMIC, CriticalPathModel, launch_time
-from opmachine.profile import AtomicCosts, ProfileError, atomics_section, load_profile, render_gpu_profile, write_gpu_atomics
+from opmachine.profile import AtomicCosts, ProfileError, load_profile, measured_section, render_gpu_profile
 from simdmodel.errors import InputError
 from section_checks import (assert_added_then_replaced, assert_kept_for_the_same_device_only, assert_one_line_error,
                             rep, write)
@@ -64,7 +64,7 @@ def test_any_value_loads_as_a_positive_time_or_is_one_line_naming_its_key(tmp_pa
 
 
 def test_writing_adds_the_section_then_replaces_it_keeping_every_other_line(tmp_path):
-    assert_added_then_replaced(tmp_path, write_gpu_atomics, "atomics", COSTS,
+    assert_added_then_replaced(tmp_path, "atomics", COSTS,
                                dataclasses.replace(COSTS, same_word_ns=0.5), "same_word_ns = 0.75", "same_word_ns = 0.5")
 
 
@@ -74,9 +74,9 @@ def test_new_curves_keep_the_atomics_of_the_same_device_only(tmp_path):
 
 def test_the_writer_refuses_what_the_text_cannot_carry():
     with pytest.raises(InputError, match="must be an AtomicCosts"):
-        atomics_section({"same_word_ns": 1.0}, "x")
+        measured_section("atomics", {"same_word_ns": 1.0}, "x")
     with pytest.raises(ProfileError, match="atomics.same_word_ns: must be a number"):
-        atomics_section(dataclasses.replace(COSTS, same_word_ns="fast"), "x")
+        measured_section("atomics", dataclasses.replace(COSTS, same_word_ns="fast"), "x")
 
 
 def test_atomics_on_one_word_bound_a_launch_one_after_another():

@@ -16,7 +16,7 @@ from opmachine.coupled import bitmask_lookup_ns, predict_coupled_bfs
 from opmachine.critical import BITMASK, CriticalPathModel, launch_time
 from opmachine.kernels import NF1
 from opmachine.kernels._jobs import JobTrace
-from opmachine.profile import BitmaskRates, ProfileError, bitmask_section, load_profile, render_gpu_profile, write_gpu_bitmask
+from opmachine.profile import BitmaskRates, ProfileError, load_profile, measured_section, render_gpu_profile
 from simdmodel.couplings import parse_coupling
 from simdmodel.errors import InputError
 from simdmodel.lookup import MASK_READ, MASK_WRITE
@@ -87,7 +87,7 @@ def test_any_fraction_loads_in_range_or_is_one_line_naming_its_key(tmp_path, val
 
 def test_writing_adds_the_section_then_replaces_it_keeping_every_other_line(tmp_path):
     changed = dataclasses.replace(RATES, per_ns=(50.0, *RATES.per_ns[1:]))
-    assert_added_then_replaced(tmp_path, write_gpu_bitmask, "bitmask", RATES, changed, "per_ns = [100,", "per_ns = [50,")
+    assert_added_then_replaced(tmp_path, "bitmask", RATES, changed, "per_ns = [100,", "per_ns = [50,")
 
 
 def test_new_curves_keep_the_bitmask_of_the_same_device_only(tmp_path):
@@ -96,9 +96,9 @@ def test_new_curves_keep_the_bitmask_of_the_same_device_only(tmp_path):
 
 def test_the_writer_refuses_what_the_text_cannot_carry():
     with pytest.raises(InputError, match="must be a BitmaskRates"):
-        bitmask_section({"per_ns": [1.0]}, "x")
+        measured_section("bitmask", {"per_ns": [1.0]}, "x")
     with pytest.raises(ProfileError, match=r"bitmask.per_ns\[0\]: must be a number"):
-        bitmask_section(dataclasses.replace(RATES, per_ns=("fast", *RATES.per_ns[1:])), "x")
+        measured_section("bitmask", dataclasses.replace(RATES, per_ns=("fast", *RATES.per_ns[1:])), "x")
 
 
 def test_bitmask_lookups_bound_a_launch_at_their_measured_rate():
@@ -159,7 +159,7 @@ def test_the_measuring_command_without_a_gpu_or_with_bad_options_is_one_line(cap
         pytest.skip("CuPy is installed: the command would measure")
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith(message if message.startswith("error") else "error: ") and message in err
+    assert err.startswith("error: ") and message in err
     assert err.count("\n") == 1
 
 

@@ -13,14 +13,7 @@ from hypothesis import strategies as st
 
 from opmachine.kernels import parse_kernel
 from opmachine.predict import fixed_ns, predict_bfs
-from opmachine.profile import (
-    CompactionCosts,
-    ProfileError,
-    compaction_section,
-    load_profile,
-    render_gpu_profile,
-    write_gpu_compaction,
-)
+from opmachine.profile import CompactionCosts, ProfileError, load_profile, measured_section, render_gpu_profile
 from simdmodel.errors import InputError
 from simdmodel.graph import EdgeList, csr_from_edges
 from section_checks import (assert_added_then_replaced, assert_kept_for_the_same_device_only, assert_one_line_error,
@@ -139,7 +132,7 @@ def test_mutations_load_or_raise_profile_error(tmp_path, data):
 
 
 def test_writing_adds_the_section_then_replaces_it_keeping_every_other_line(tmp_path):
-    assert_added_then_replaced(tmp_path, write_gpu_compaction, "compaction", COSTS, dataclasses.replace(COSTS, ns=(10000.0, 12000.0, 15000.0)),
+    assert_added_then_replaced(tmp_path, "compaction", COSTS, dataclasses.replace(COSTS, ns=(10000.0, 12000.0, 15000.0)),
                                "11000, 15000", "12000, 15000")
 
 
@@ -149,11 +142,11 @@ def test_new_curves_keep_the_compaction_of_the_same_device_only(tmp_path):
 
 def test_the_writer_refuses_what_the_text_cannot_carry():
     with pytest.raises(InputError, match="must be a CompactionCosts"):
-        compaction_section({"sizes": [1]}, "x")
+        measured_section("compaction", {"sizes": [1]}, "x")
     with pytest.raises(ProfileError, match="compaction.provenance.command: needs a non-empty string"):
-        compaction_section(dataclasses.replace(COSTS, provenance={**RUN, "command": " "}), "x")
+        measured_section("compaction", dataclasses.replace(COSTS, provenance={**RUN, "command": " "}), "x")
     with pytest.raises(ProfileError, match=r"compaction.ns\[0\]: must be a number"):
-        compaction_section(dataclasses.replace(COSTS, ns=("fast", 1.0, 2.0)), "x")
+        measured_section("compaction", dataclasses.replace(COSTS, ns=("fast", 1.0, 2.0)), "x")
 
 
 # --------------------------------------------------------------------------------------------

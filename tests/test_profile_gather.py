@@ -10,14 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from opmachine.profile import (
-    GatherRates,
-    ProfileError,
-    gather_section,
-    load_profile,
-    render_gpu_profile,
-    write_gpu_gather,
-)
+from opmachine.profile import GatherRates, ProfileError, load_profile, measured_section, render_gpu_profile
 from simdmodel.errors import InputError
 from section_checks import (assert_added_then_replaced, assert_kept_for_the_same_device_only, assert_one_line_error,
                             rep, write)
@@ -89,7 +82,7 @@ def test_any_value_loads_consistently_or_is_one_line_naming_its_key(tmp_path, ke
 
 
 def test_writing_adds_the_section_then_replaces_it_keeping_every_other_line(tmp_path):
-    assert_added_then_replaced(tmp_path, write_gpu_gather, "gather", RATES, dataclasses.replace(RATES, per_ns=(100.0, 70.0, 20.0)),
+    assert_added_then_replaced(tmp_path, "gather", RATES, dataclasses.replace(RATES, per_ns=(100.0, 70.0, 20.0)),
                                "100, 80, 20", "100, 70, 20")
 
 
@@ -99,6 +92,6 @@ def test_new_curves_keep_the_gather_rates_of_the_same_device_only(tmp_path):
 
 def test_the_writer_refuses_what_the_text_cannot_carry():
     with pytest.raises(InputError, match="must be a GatherRates"):
-        gather_section({"sizes": [1]}, "x")
+        measured_section("gather", {"sizes": [1]}, "x")
     with pytest.raises(ProfileError, match=r"gather.per_ns\[0\]: must be a number"):
-        gather_section(dataclasses.replace(RATES, per_ns=("fast", 1.0, 2.0)), "x")
+        measured_section("gather", dataclasses.replace(RATES, per_ns=("fast", 1.0, 2.0)), "x")

@@ -26,7 +26,7 @@ from .gather import GatherRates
 from .cpu_profile import CacheLevel, CPUProfile, LoopCosts
 from .curve import Curve, closed_queue_curve
 from .errors import ProfileError, ProfileKindError
-from .gpu_profile import GPUProfile
+from .gpu_profile import MEASURED_SECTIONS, GPUProfile
 from .instructions import INSTRUCTION_KEYS, INSTRUCTION_NOTES, INSTRUCTION_RUN_KEYS, InstructionCosts
 from .loading import available_profiles, load_profile, parse_profile_bytes, profiles_dir
 from .schema import (
@@ -42,24 +42,16 @@ from .schema import (
     same_device_name,
 )
 from .writing import (
-    atomic_latency_section,
-    atomics_section,
-    bitmask_section,
-    compaction_section,
-    gather_section,
     instruction_section,
+    measured_section,
     render_gpu_profile,
     toml_string,
     with_instruction_section,
     with_section,
-    write_gpu_atomic_latency,
-    write_gpu_atomics,
-    write_gpu_bitmask,
-    write_gpu_compaction,
     write_gpu_curves,
-    write_gpu_gather,
     write_gpu_instructions,
     write_gpu_profile,
+    write_gpu_section,
     write_profile_text,
 )
 
@@ -74,6 +66,7 @@ __all__ = [
     "Curve",
     "GatherRates",
     "LoopCosts",
+    "MEASURED_SECTIONS",
     "GPUProfile",
     "GPU_HARDWARE_KEYS",
     "HARDWARE_ORIGINS",
@@ -89,14 +82,10 @@ __all__ = [
     "SAME_SECTOR_CURVE",
     "SERVER_CURVES",
     "available_profiles",
-    "atomic_latency_section",
-    "atomics_section",
-    "bitmask_section",
     "closed_queue_curve",
-    "compaction_section",
-    "gather_section",
     "hardware_origin",
     "instruction_section",
+    "measured_section",
     "load_profile",
     "parse_profile_bytes",
     "profiles_dir",
@@ -105,13 +94,9 @@ __all__ = [
     "toml_string",
     "with_instruction_section",
     "with_section",
-    "write_gpu_atomic_latency",
-    "write_gpu_atomics",
-    "write_gpu_bitmask",
-    "write_gpu_compaction",
     "write_gpu_curves",
-    "write_gpu_gather",
     "write_gpu_instructions",
     "write_gpu_profile",
+    "write_gpu_section",
     "write_profile_text",
 ]

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .schema import Checker, describe
+from .schema import Checker
 
 __all__ = ["ATOMIC_LATENCY_KEYS", "ATOMIC_LATENCY_RUN_KEYS", "AtomicLatency", "parse_atomic_latency"]
 
@@ -56,20 +56,10 @@ def parse_atomic_latency(check: Checker, table, device_name: str) -> AtomicLaten
     """The AtomicLatency of an [atomic_latency] table; every mistake is `check.fail` naming the key."""
     table = check.table(table, "atomic_latency")
     check.keys(table, "atomic_latency", ATOMIC_LATENCY_KEYS + ("provenance",))
-    arrays = {}
-    for key in ATOMIC_LATENCY_KEYS:
-        value = table[key]
-        if not isinstance(value, list) or not value:
-            check.fail(f"atomic_latency.{key}", f"must be a non-empty array of numbers, got {describe(value)}")
-        if key == "lanes":
-            arrays[key] = [check.positive_int(item, f"atomic_latency.lanes[{i}]") for i, item in enumerate(value)]
-        else:
-            arrays[key] = [check.number(item, f"atomic_latency.{key}[{i}]") for i, item in enumerate(value)]
+    arrays = {key: check.number_array(table[key], f"atomic_latency.{key}", integers=key == "lanes")
+              for key in ATOMIC_LATENCY_KEYS}
     lanes = arrays["lanes"]
-    for i in range(1, len(lanes)):
-        if lanes[i] <= lanes[i - 1]:
-            check.fail(f"atomic_latency.lanes[{i}]", f"must be larger than the value before it ({lanes[i - 1]}), "
-                       f"got {lanes[i]}")
+    check.increasing(lanes, "atomic_latency.lanes")
     for key in ("swap_ns", "load_ns"):
         if len(arrays[key]) != len(lanes):
             check.fail(f"atomic_latency.{key}", f"has {len(arrays[key])} values for the {len(lanes)} of "

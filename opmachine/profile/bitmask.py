@@ -30,7 +30,7 @@ import numpy as np
 
 from simdmodel.errors import InputError
 
-from .schema import Checker, describe
+from .schema import Checker
 
 __all__ = ["BITMASK_KEYS", "BITMASK_RUN_KEYS", "BitmaskRates", "parse_bitmask"]
 
@@ -70,23 +70,15 @@ def parse_bitmask(check: Checker, table, device_name: str) -> BitmaskRates:
     """The BitmaskRates of a [bitmask] table; every mistake is `check.fail` naming the key."""
     table = check.table(table, "bitmask")
     check.keys(table, "bitmask", BITMASK_KEYS + ("provenance",))
-    arrays = {}
-    for key in BITMASK_KEYS:
-        value = table[key]
-        if not isinstance(value, list) or not value:
-            check.fail(f"bitmask.{key}", f"must be a non-empty array of numbers, got {describe(value)}")
-        if key == "sizes":
-            arrays[key] = [check.positive_int(item, f"bitmask.sizes[{i}]") for i, item in enumerate(value)]
-        elif key == "write_fractions":
-            arrays[key] = [_fraction(check, item, f"bitmask.write_fractions[{i}]") for i, item in enumerate(value)]
-        else:
-            arrays[key] = [check.number(item, f"bitmask.per_ns[{i}]") for i, item in enumerate(value)]
+    arrays = {"sizes": check.number_array(table["sizes"], "bitmask.sizes", integers=True),
+              "write_fractions": check.number_array(table["write_fractions"], "bitmask.write_fractions",
+                                                    allow_zero=True),
+              "per_ns": check.number_array(table["per_ns"], "bitmask.per_ns")}
+    for i, fraction in enumerate(arrays["write_fractions"]):
+        if not 0.0 <= fraction <= 1.0:
+            check.fail(f"bitmask.write_fractions[{i}]", f"must be in 0..1, got {fraction}")
     for key in ("sizes", "write_fractions"):
-        values = arrays[key]
-        for i in range(1, len(values)):
-            if values[i] <= values[i - 1]:
-                check.fail(f"bitmask.{key}[{i}]", f"must be larger than the value before it ({values[i - 1]}), "
-                           f"got {values[i]}")
+        check.increasing(arrays[key], f"bitmask.{key}")
     cells = len(arrays["sizes"]) * len(arrays["write_fractions"])
     if len(arrays["per_ns"]) != cells:
         check.fail("bitmask.per_ns", f"has {len(arrays['per_ns'])} values for the {cells} of bitmask.sizes x "
@@ -95,11 +87,3 @@ def parse_bitmask(check: Checker, table, device_name: str) -> BitmaskRates:
                                       "the bitmask rates")
     return BitmaskRates(tuple(arrays["sizes"]), tuple(arrays["write_fractions"]), tuple(arrays["per_ns"]),
                         provenance)
-
-
-def _fraction(check: Checker, value, key: str) -> float:
-    """A number in 0..1; `check.fail` naming `key` otherwise."""
-    value = check.number(value, key, allow_zero=True)
-    if not 0.0 <= value <= 1.0:
-        check.fail(key, f"must be in 0..1, got {value}")
-    return value

@@ -92,10 +92,7 @@ def parse_compaction(check: Checker, table, device_name: str) -> CompactionCosts
         check.fail("compaction.sizes", f"needs at least 2 sizes, got {len(sizes)}")
     if sizes[0] != 1:
         check.fail("compaction.sizes[0]", f"must be 1 (the one-node compaction), got {sizes[0]}")
-    for i in range(1, len(sizes)):
-        if sizes[i] <= sizes[i - 1]:
-            check.fail(f"compaction.sizes[{i}]", f"must be larger than the size before it ({sizes[i - 1]}), "
-                                                 f"got {sizes[i]}")
+    check.increasing(sizes, "compaction.sizes", "size")
     arrays = {}
     for key in COMPACTION_KEYS[1:]:
         arrays[key] = _array(check, table[key], f"compaction.{key}", integers=False)

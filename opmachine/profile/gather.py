@@ -26,7 +26,7 @@ import numpy as np
 
 from simdmodel.errors import InputError
 
-from .schema import Checker, describe
+from .schema import Checker
 
 __all__ = ["GATHER_KEYS", "GATHER_RUN_KEYS", "GatherRates", "parse_gather"]
 
@@ -59,19 +59,9 @@ def parse_gather(check: Checker, table, device_name: str) -> GatherRates:
     """The GatherRates of a [gather] table; every mistake is `check.fail` naming the key."""
     table = check.table(table, "gather")
     check.keys(table, "gather", GATHER_KEYS + ("provenance",))
-    arrays = {}
-    for key in GATHER_KEYS:
-        value = table[key]
-        if not isinstance(value, list) or not value:
-            check.fail(f"gather.{key}", f"must be a non-empty array of numbers, got {describe(value)}")
-        if key == "sizes":
-            arrays[key] = [check.positive_int(item, f"gather.sizes[{i}]") for i, item in enumerate(value)]
-        else:
-            arrays[key] = [check.number(item, f"gather.per_ns[{i}]") for i, item in enumerate(value)]
-    sizes = arrays["sizes"]
-    for i in range(1, len(sizes)):
-        if sizes[i] <= sizes[i - 1]:
-            check.fail(f"gather.sizes[{i}]", f"must be larger than the size before it ({sizes[i - 1]}), got {sizes[i]}")
+    sizes = check.number_array(table["sizes"], "gather.sizes", integers=True)
+    arrays = {"sizes": sizes, "per_ns": check.number_array(table["per_ns"], "gather.per_ns")}
+    check.increasing(sizes, "gather.sizes", "size")
     if len(arrays["per_ns"]) != len(sizes):
         check.fail("gather.per_ns", f"has {len(arrays['per_ns'])} values for the {len(sizes)} of gather.sizes")
     provenance = check.run_provenance(table["provenance"], "gather.provenance", GATHER_RUN_KEYS, device_name,

@@ -32,6 +32,13 @@ from .schema import (
 __all__ = ["GPUProfile", "parse_gpu"]
 
 
+_MEASURED_PARSERS = {"compaction": parse_compaction, "gather": parse_gather, "atomics": parse_atomics,
+                     "bitmask": parse_bitmask, "atomic_latency": parse_atomic_latency}
+MEASURED_SECTIONS = tuple(_MEASURED_PARSERS)
+"""The optional tables a microbenchmark measures, each with its own [TABLE.provenance] and a GPUProfile
+field of its name: the order a rendered profile writes them in."""
+
+
 @dataclass(frozen=True)
 class GPUProfile:
     """A GPU for the operator machine (seed 003 §6): geometry, clocks, bandwidths and S(m) per server class.
@@ -98,7 +105,7 @@ class GPUProfile:
         [instructions.provenance], and likewise for `compaction`. Empty when the file records none."""
         if key in CURVE_NAMES:
             return dict(self.provenance) if key in self.curves else {}
-        for part in ("instructions", "compaction", "gather", "atomics", "bitmask", "atomic_latency"):
+        for part in ("instructions", *MEASURED_SECTIONS):
             if key == part or key.startswith(part + "."):
                 costs = getattr(self, part)
                 return dict(costs.provenance) if costs is not None else {}
@@ -134,7 +141,7 @@ class GPUProfile:
 
 
 GPU_TOP_KEYS = ("name", "kind", "description", "device", "hardware", "service")
-GPU_OPTIONAL_KEYS = ("provenance", "instructions", "compaction", "gather", "atomics", "bitmask", "atomic_latency")
+GPU_OPTIONAL_KEYS = ("provenance", "instructions", *MEASURED_SECTIONS)
 
 
 def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str) -> GPUProfile:
@@ -179,14 +186,8 @@ def parse_gpu(check: Checker, doc: dict, name: str, description: str, where: str
     sources = check.hardware_provenance(doc["provenance"], measured) if "provenance" in doc else {}
     instructions = (parse_instructions(check, doc["instructions"], device_name, values["warp_size"])
                     if "instructions" in doc else None)
-    compaction = parse_compaction(check, doc["compaction"], device_name) if "compaction" in doc else None
-    gather = parse_gather(check, doc["gather"], device_name) if "gather" in doc else None
-    atomics = parse_atomics(check, doc["atomics"], device_name) if "atomics" in doc else None
-    bitmask = parse_bitmask(check, doc["bitmask"], device_name) if "bitmask" in doc else None
-    atomic_latency = (parse_atomic_latency(check, doc["atomic_latency"], device_name) if "atomic_latency" in doc
-                      else None)
+    sections = {table: parse(check, doc[table], device_name) if table in doc else None
+                for table, parse in _MEASURED_PARSERS.items()}
     return GPUProfile(name=name, description=description, path=where, device_name=device_name,
                       compute_capability=capability, **values, curves=curves, measured=measured,
-                      provenance=provenance, hardware_provenance=sources, instructions=instructions,
-                      compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask,
-                      atomic_latency=atomic_latency)
+                      provenance=provenance, hardware_provenance=sources, instructions=instructions, **sections)

@@ -20,7 +20,10 @@ A GPU profile (`kind = "gpu"`) has these top-level keys and tables:
   cycles, with `[instructions.provenance]` naming the run (`instructions.INSTRUCTION_KEYS`);
 - `[compaction]` (optional; measured by `gpu_validate.overheads --sizes` or written by
   `gpu_validate.profile_gpu`): the compaction's time by graph size, with `[compaction.provenance]`
-  naming the run (`compaction.COMPACTION_KEYS`).
+  naming the run (`compaction.COMPACTION_KEYS`);
+- `[gather]`, `[atomics]`, `[bitmask]`, `[atomic_latency]` (optional; measured by `gpu_validate.gather`,
+  `gpu_validate.atomics` (the last too) and `gpu_validate.bitmask`): the other measured sections
+  (`gpu_profile.MEASURED_SECTIONS`), each with its `[TABLE.provenance]` naming the run.
 
 A CPU profile (`kind = "cpu"`) has `[hardware]` (`clock_ghz`, `line_bytes`), `[[levels]]`,
 `[memory]` and `[service]` (seed 003 §5).
@@ -185,6 +188,21 @@ class Checker:
         if value < 0 or (value == 0 and not allow_zero):
             self.fail(key, f"must be {'>= 0' if allow_zero else '> 0'}, got {value:g}")
         return value
+
+    def number_array(self, value, key, integers: bool = False, allow_zero: bool = False) -> list:
+        """A non-empty array of positive numbers (>= 0 with `allow_zero`; positive integers with `integers`),
+        each checked naming `key[i]`."""
+        if not isinstance(value, list) or not value:
+            self.fail(key, f"must be a non-empty array of numbers, got {describe(value)}")
+        if integers:
+            return [self.positive_int(item, f"{key}[{i}]") for i, item in enumerate(value)]
+        return [self.number(item, f"{key}[{i}]", allow_zero) for i, item in enumerate(value)]
+
+    def increasing(self, values, key, what: str = "value") -> None:
+        """Fails naming `key[i]` at the first value not larger than the one (the `what`) before it."""
+        for i in range(1, len(values)):
+            if values[i] <= values[i - 1]:
+                self.fail(f"{key}[{i}]", f"must be larger than the {what} before it ({values[i - 1]}), got {values[i]}")
 
     def curve(self, value, key) -> Curve:
         table = self.table(value, key)

@@ -1,10 +1,9 @@
 """Writing measured GPU profiles: TOML text in the schema's layout, checked by loading it back, then
 moved into place (a temporary file beside the target, validated, renamed: nothing half-written).
-The [instructions], [compaction], [gather], [atomics], [atomic_latency] and [bitmask] sections are written at the end of a profile, with
-comments saying what the numbers are and how they were measured; `write_gpu_instructions`,
-`write_gpu_compaction`, `write_gpu_gather`, `write_gpu_atomics`, `write_gpu_atomic_latency` and
-`write_gpu_bitmask` add or replace one in a profile file and keep
-everything else in that file as it is."""
+The [instructions] section and the measured sections (`gpu_profile.MEASURED_SECTIONS`: [compaction],
+[gather], [atomics], [bitmask], [atomic_latency]) are written at the end of a profile, with comments saying
+what the numbers are and how they were measured; `write_gpu_instructions` and `write_gpu_section` add or
+replace one in a profile file and keep everything else in that file as it is."""
 from __future__ import annotations
 
 import re
@@ -19,7 +18,7 @@ from simdmodel.errors import InputError
 
 from .curve import Curve
 from .errors import ProfileError
-from .gpu_profile import GPUProfile
+from .gpu_profile import MEASURED_SECTIONS, GPUProfile
 from .compaction import COMPACTION_RUN_KEYS, CompactionCosts
 from .atomic_latency import ATOMIC_LATENCY_RUN_KEYS, AtomicLatency
 from .atomics import ATOMIC_RUN_KEYS, AtomicCosts
@@ -29,10 +28,9 @@ from .instructions import INSTRUCTION_KEYS, INSTRUCTION_NOTES, INSTRUCTION_RUN_K
 from .loading import parse_profile_bytes
 from .schema import CURVE_NAMES, GPU_FLOAT_KEYS, GPU_HARDWARE_KEYS, GPU_INT_KEYS, PROVENANCE_KEYS, same_device_name
 
-__all__ = ["atomic_latency_section", "atomics_section", "bitmask_section", "compaction_section", "gather_section", "instruction_section", "render_gpu_profile", "toml_string",
-           "with_instruction_section", "with_section", "write_gpu_atomic_latency", "write_gpu_atomics", "write_gpu_bitmask", "write_gpu_compaction", "write_gpu_curves",
-           "write_gpu_gather",
-           "write_gpu_instructions", "write_gpu_profile", "write_profile_text"]
+__all__ = ["instruction_section", "measured_section", "render_gpu_profile", "toml_string", "with_instruction_section",
+           "with_section", "write_gpu_curves", "write_gpu_instructions", "write_gpu_profile", "write_gpu_section",
+           "write_profile_text"]
 
 
 def render_gpu_profile(*, name: str, description: str, device_name: str, compute_capability: str,
@@ -50,8 +48,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     (the run). `header` lines become `#` comments at the top, `hardware_notes` a `# note` after a
     [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
     `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`),
-    `compaction` the [compaction] section (`compaction_section`), `gather` the [gather] one, `atomics`
-    the [atomics] one, `bitmask` the [bitmask] one, `atomic_latency` the [atomic_latency] one.
+    and `compaction`, `gather`, `atomics`, `bitmask`, `atomic_latency` the measured sections of those names
+    (`measured_section`).
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
     """
@@ -108,16 +106,11 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     text = "\n".join(lines) + "\n"
     if instructions is not None:
         text += "\n" + instruction_section(instructions, label, instructions_notes)
-    if compaction is not None:
-        text += "\n" + compaction_section(compaction, label)
-    if gather is not None:
-        text += "\n" + gather_section(gather, label)
-    if atomics is not None:
-        text += "\n" + atomics_section(atomics, label)
-    if bitmask is not None:
-        text += "\n" + bitmask_section(bitmask, label)
-    if atomic_latency is not None:
-        text += "\n" + atomic_latency_section(atomic_latency, label)
+    measured = dict(compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask,
+                    atomic_latency=atomic_latency)
+    for table in MEASURED_SECTIONS:
+        if measured[table] is not None:
+            text += "\n" + measured_section(table, measured[table], label)
     return text
 
 
@@ -253,92 +246,50 @@ def _array_section(table: str, intro: str, values: dict, int_keys, provenance: d
     return "\n".join(lines) + "\n"
 
 
-def compaction_section(costs: CompactionCosts, label: str) -> str:
-    """The [compaction] and [compaction.provenance] tables of `costs` as TOML text, after a comment
+_MEASURED = {  # table -> (what it holds, its integer-valued arrays, its provenance keys, the comment above it)
+    "compaction": (CompactionCosts, ("sizes",), COMPACTION_RUN_KEYS,
+                   "[compaction]: a compaction launch with an empty next frontier on an edgeless graph of `sizes` "
+                   "vertices, ns per launch timed as BFS launches are, median (and 10th, 90th percentile) over fresh "
+                   "allocations; opmachine.profile.compaction says how the model uses it."),
+    "gather": (GatherRates, ("sizes",), GATHER_RUN_KEYS,
+               "[gather]: random 4-byte gathers a nanosecond over the whole GPU (ld.global.cg, four in flight a "
+               "thread, every SM full) from a table of `sizes` bytes, median over repeats: a BFS's status lookups, "
+               "one per traversed edge; opmachine.profile.gather says how the bound uses it."),
+    "atomics": (AtomicCosts, (), ATOMIC_RUN_KEYS,
+                "[atomics]: same_word_ns, ns per warp-level atomicAdd when lane 0 of every warp of the full GPU adds "
+                "to one word (the coupled kernels' queue counters), median over repeats; opmachine.profile.atomics "
+                "says how the model uses it."),
+    "bitmask": (BitmaskRates, ("sizes",), BITMASK_RUN_KEYS,
+                "[bitmask]: status lookups a nanosecond over the whole GPU that read a random byte of a bitmask of "
+                "`sizes` bytes (ld.global.ca, four in flight a thread, every SM full) and store it back with the "
+                "probability `write_fractions`; per_ns row by row (one row a size), median over repeats; "
+                "opmachine.profile.bitmask says how the model uses it."),
+    "atomic_latency": (AtomicLatency, ("lanes",), ATOMIC_LATENCY_RUN_KEYS,
+                       "[atomic_latency]: one warp's dependent accesses along a random cycle of an L2-resident table, "
+                       "`lanes` lanes (sectors) a step: ns per step of failing compare-and-swaps (swap_ns) and of "
+                       "ld.global.cg loads (load_ns), median over repeats; opmachine.profile.atomic_latency says how "
+                       "the model uses it."),
+}
+assert tuple(_MEASURED) == MEASURED_SECTIONS
+
+
+def measured_section(table: str, value, label: str) -> str:
+    """The [`table`] and [`table`.provenance] tables of one measured section (MEASURED_SECTIONS: `value` a
+    CompactionCosts, GatherRates, AtomicCosts, BitmaskRates or AtomicLatency) as TOML text, after a comment
     saying what they are; ProfileError naming the key on a value the text cannot carry."""
-    if not isinstance(costs, CompactionCosts):
-        raise InputError(f"compaction must be a CompactionCosts, got {type(costs).__name__}")
-    intro = ("[compaction]: a compaction launch with an empty next frontier on an edgeless graph of `sizes` "
-             "vertices, ns per launch timed as BFS launches are, median (and 10th, 90th percentile) over fresh "
-             "allocations; opmachine.profile.compaction says how the model uses it.")
-    return _array_section("compaction", intro, costs.values(), ("sizes",), costs.provenance, COMPACTION_RUN_KEYS,
-                          label)
+    if table not in _MEASURED:
+        raise InputError(f"unknown measured section {table!r} (known: {', '.join(_MEASURED)})")
+    kind, int_keys, run_keys, intro = _MEASURED[table]
+    if not isinstance(value, kind):
+        article = "an" if kind.__name__[0] in "AEIOU" else "a"
+        raise InputError(f"{table} must be {article} {kind.__name__}, got {type(value).__name__}")
+    return _array_section(table, intro, value.values(), int_keys, value.provenance, run_keys, label)
 
 
-def gather_section(rates: GatherRates, label: str) -> str:
-    """The [gather] and [gather.provenance] tables of `rates` as TOML text, after a comment saying what
-    they are."""
-    if not isinstance(rates, GatherRates):
-        raise InputError(f"gather must be a GatherRates, got {type(rates).__name__}")
-    intro = ("[gather]: random 4-byte gathers a nanosecond over the whole GPU (ld.global.cg, four in flight a "
-             "thread, every SM full) from a table of `sizes` bytes, median over repeats: a BFS's status lookups, "
-             "one per traversed edge; opmachine.profile.gather says how the bound uses it.")
-    return _array_section("gather", intro, rates.values(), ("sizes",), rates.provenance, GATHER_RUN_KEYS, label)
-
-
-def write_gpu_gather(path, base: GPUProfile, rates: GatherRates) -> GPUProfile:
-    """Write `base`'s profile with its [gather] section added or replaced by `rates` to `path`
-    (`_write_section`); returns the loaded profile."""
-    return _write_section(path, base, "gather", lambda label: gather_section(rates, label))
-
-
-def atomics_section(costs: AtomicCosts, label: str) -> str:
-    """The [atomics] and [atomics.provenance] tables of `costs` as TOML text, after a comment saying what
-    they are."""
-    if not isinstance(costs, AtomicCosts):
-        raise InputError(f"atomics must be an AtomicCosts, got {type(costs).__name__}")
-    intro = ("[atomics]: same_word_ns, ns per warp-level atomicAdd when lane 0 of every warp of the full GPU adds to "
-             "one word (the coupled kernels' queue counters), median over repeats; opmachine.profile.atomics says "
-             "how the model uses it.")
-    return _array_section("atomics", intro, costs.values(), (), costs.provenance, ATOMIC_RUN_KEYS, label)
-
-
-def write_gpu_atomics(path, base: GPUProfile, costs: AtomicCosts) -> GPUProfile:
-    """Write `base`'s profile with its [atomics] section added or replaced by `costs` to `path`
-    (`_write_section`); returns the loaded profile."""
-    return _write_section(path, base, "atomics", lambda label: atomics_section(costs, label))
-
-
-def atomic_latency_section(latency: AtomicLatency, label: str) -> str:
-    """The [atomic_latency] and [atomic_latency.provenance] tables of `latency` as TOML text, after a comment
-    saying what they are."""
-    if not isinstance(latency, AtomicLatency):
-        raise InputError(f"atomic_latency must be an AtomicLatency, got {type(latency).__name__}")
-    intro = ("[atomic_latency]: one warp's dependent accesses along a random cycle of an L2-resident table, `lanes` "
-             "lanes (sectors) a step: ns per step of failing compare-and-swaps (swap_ns) and of ld.global.cg loads "
-             "(load_ns), median over repeats; opmachine.profile.atomic_latency says how the model uses it.")
-    return _array_section("atomic_latency", intro, latency.values(), ("lanes",), latency.provenance,
-                          ATOMIC_LATENCY_RUN_KEYS, label)
-
-
-def write_gpu_atomic_latency(path, base: GPUProfile, latency: AtomicLatency) -> GPUProfile:
-    """Write `base`'s profile with its [atomic_latency] section added or replaced by `latency` to `path`
-    (`_write_section`); returns the loaded profile."""
-    return _write_section(path, base, "atomic_latency", lambda label: atomic_latency_section(latency, label))
-
-
-def bitmask_section(rates: BitmaskRates, label: str) -> str:
-    """The [bitmask] and [bitmask.provenance] tables of `rates` as TOML text, after a comment saying what
-    they are."""
-    if not isinstance(rates, BitmaskRates):
-        raise InputError(f"bitmask must be a BitmaskRates, got {type(rates).__name__}")
-    intro = ("[bitmask]: status lookups a nanosecond over the whole GPU that read a random byte of a bitmask of "
-             "`sizes` bytes (ld.global.ca, four in flight a thread, every SM full) and store it back with the "
-             "probability `write_fractions`; per_ns row by row (one row a size), median over repeats; "
-             "opmachine.profile.bitmask says how the model uses it.")
-    return _array_section("bitmask", intro, rates.values(), ("sizes",), rates.provenance, BITMASK_RUN_KEYS, label)
-
-
-def write_gpu_bitmask(path, base: GPUProfile, rates: BitmaskRates) -> GPUProfile:
-    """Write `base`'s profile with its [bitmask] section added or replaced by `rates` to `path`
-    (`_write_section`); returns the loaded profile."""
-    return _write_section(path, base, "bitmask", lambda label: bitmask_section(rates, label))
-
-
-def write_gpu_compaction(path, base: GPUProfile, costs: CompactionCosts) -> GPUProfile:
-    """Write `base`'s profile with its [compaction] section added or replaced by `costs` to `path`
-    (`_write_section`); returns the loaded profile."""
-    return _write_section(path, base, "compaction", lambda label: compaction_section(costs, label))
+def write_gpu_section(path, base: GPUProfile, table: str, value) -> GPUProfile:
+    """Write `base`'s profile with its measured section [`table`] (`measured_section`) added or replaced by
+    `value` to `path` (`_write_section`); returns the loaded profile."""
+    return _write_section(path, base, table, lambda label: measured_section(table, value, label))
 
 
 def _hardware_value(key: str, value, label: str) -> str:
@@ -389,9 +340,9 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
     capability the base's. Optional `comment` (lines of text, e.g. how the curves were measured)
     goes under the header as `#` lines, and `hardware_notes` maps [hardware] keys to a note written
     after the value (where the number comes from); a base with a [provenance] table passes it on,
-    each entry as `base NAME: its entry`, and a base's [instructions], [compaction], [gather] and
-    [atomics] measured on the same device (by name) are kept (those of another device do not describe
-    this one). The text is checked by loading it back before it is
+    each entry as `base NAME: its entry`, and a base's [instructions] and measured sections
+    (MEASURED_SECTIONS) measured on the same device (by name) are kept (those of another device do not
+    describe this one). The text is checked by loading it back before it is
     moved, atomically, to `path` (a .toml file).
     """
     if not isinstance(base_profile, GPUProfile):
@@ -406,12 +357,11 @@ def write_gpu_curves(path, base_profile: GPUProfile, curves: dict[str, tuple[lis
     sources = ({key: f"base {b.name}: {text}" for key, text in b.hardware_provenance.items()}
                if b.hardware_provenance else None)
     device_name = device if isinstance(device, str) and device.strip() else b.device_name
-    instructions, compaction, gather, atomics, bitmask, atomic_latency = (
-        part if part is not None and same_device_name(part.provenance["device"], device_name) else None
-        for part in (b.instructions, b.compaction, b.gather, b.atomics, b.bitmask, b.atomic_latency))
+    kept = {part: getattr(b, part) for part in ("instructions", *MEASURED_SECTIONS)}
+    kept = {part: value if value is not None and same_device_name(value.provenance["device"], device_name) else None
+            for part, value in kept.items()}
     text = render_gpu_profile(
-        name=b.name, description=b.description, device_name=device_name, instructions=instructions,
-        compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask, atomic_latency=atomic_latency,
+        name=b.name, description=b.description, device_name=device_name, **kept,
         compute_capability=b.compute_capability,
         hardware={key: getattr(b, key) for key in GPU_HARDWARE_KEYS}, curves=curves, provenance=provenance,
         label=label, hardware_notes=hardware_notes, hardware_provenance=sources,
