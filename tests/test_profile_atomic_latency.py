@@ -103,3 +103,26 @@ def test_claims_and_counter_atomics_wait_their_extra_latency_on_their_warps_slot
     profile = dataclasses.replace(load_profile("h200"), atomic_latency=LATENCY)
     assert atomic_wait_ns(trace, [counter], profile) == pytest.approx([100.0, 50.0])
     assert atomic_wait_ns(trace, [counter], dataclasses.replace(profile, atomic_latency=None)) == 0.0
+
+
+def test_the_atomics_command_writes_both_its_sections_into_the_copy(tmp_path, monkeypatch, capsys):
+    # The measuring side stubbed (no GPU here): `--write` puts [atomics] and [atomic_latency] into the copy of
+    # the --gpu profile, each from the record, every other section as it was.
+    import gpu_validate.device as device
+    from gpu_validate import atomics
+    from opmachine.profile import profiles_dir
+
+    monkeypatch.setattr(device, "device_info", lambda: {"device": "NVIDIA H200", "driver": "580.159.04"})
+    copy = tmp_path / "h200.toml"
+    copy.write_text((profiles_dir() / "h200.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    record = {"same_word": {"same_word_ns": 0.5},
+              "chase": [{"lanes": 1, "swap_ns": 210.0, "load_ns": 150.0}, {"lanes": 32, "swap_ns": 300.0, "load_ns": 190.0}]}
+    argv = ["--gpu", "h200", "--write", str(copy)]
+    assert device.measure_section(argv, "python -m gpu_validate.atomics", "d", ("atomics", "atomic_latency"),
+                                  lambda profile, repeats: record,
+                                  lambda rec: (atomics.atomic_costs(rec), atomics.atomic_latency(rec))) == 0
+    written, shipped = load_profile(str(copy)), load_profile("h200")
+    assert written.atomics.same_word_ns == 0.5 and written.atomic_latency.extra_ns([1, 32]) == pytest.approx([60, 110])
+    assert written.atomic_latency.provenance["command"] == "python -m gpu_validate.atomics " + " ".join(argv)
+    assert written.bitmask == shipped.bitmask and written.gather == shipped.gather
+    assert "--write" in capsys.readouterr().out
