@@ -4,9 +4,9 @@ A BFS's launches are simulated one at a time, so beyond the graph and its BFS th
 per sector id of the layout a request counter (int32) and the row buffers' index (int32 per DRAM
 block); the largest launch's jobs (server int8, warp int32, sector offsets int64 per job, and
 int32 per sector) with their interleaved order (`memory.interleaved_jobs`, uint64 per job), sized
-as the job generators reserve them (`kernels.expansion_size`, `kernels.topo_size`); one block of
-a strategy's decomposition
-(`simdmodel.strategies.BLOCK_EDGES` edges, with its steps); and, predicting with a warm L2, the
+as the job generators reserve them (`kernels.expansion_size`, `kernels.topo_size`); two blocks of
+a strategy's decomposition (`simdmodel.strategies.BLOCK_EDGES` edges, with its steps: the one being
+turned into jobs and the next, made beside it by `alongside.ahead`); and, predicting with a warm L2, the
 prior run's traces kept for reuse (at most `predict.TRACE_REUSE_BYTES`). A request that cannot
 fit gets one line with both sizes before any launch is simulated, instead of being killed by the
 kernel part-way through.
@@ -26,6 +26,9 @@ JOB_BYTES = 1 + 4 + 8 + 8
 SECTOR_BYTES_IN_TRACE = 4
 BLOCK_BYTES_PER_EDGE = 8 + 3 * 8
 """A decomposition block's edge ids and, at most one step an edge, its per-step arrays."""
+BLOCKS_ALIVE = 2
+"""The block being turned into jobs and the next (`alongside.ahead`; the one before is let go as the next
+one's arrays are first written)."""
 
 
 def launch_bytes(jobs: int, sectors: int) -> int:
@@ -50,7 +53,7 @@ def simulation_bytes(graph, layout, frontiers, expansion, profile, warm_l2: bool
     level = int(np.argmax(sizes)) if sizes else 0
     largest_launch = max(sizes, default=0)
     kept = min(trace_budget, sum(sizes)) if warm_l2 else 0
-    block = BLOCK_BYTES_PER_EDGE * min(BLOCK_EDGES, graph.m)
+    block = BLOCKS_ALIVE * BLOCK_BYTES_PER_EDGE * min(BLOCK_EDGES, graph.m)
     return fixed + largest_launch + kept + block, level
 
 

@@ -13,9 +13,12 @@ it (Fig. 10).
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numba
 import numpy as np
 
+from .alongside import beside
 from .cache import SetAssocGeometry, SetAssocState, lru_hits, miss_ratio_curve, setassoc_hits, stack_distances
 from .cache.lru_list import LruList, lru_access, lru_clear
 from .cache.setassoc import small_access, small_constants
@@ -29,6 +32,7 @@ L2_MODELS = ("lru", "setassoc")
 MRC_CAPACITIES_BYTES = tuple(2**k for k in range(18, 29))
 _LATENCY_SECTORS = _MAX_SECTORS + 1  # a latency table's columns: 0 .. 32 sectors
 _AHEAD = 16  # jobs ahead whose trace entries `_launch_pass` prefetches
+_BESIDE_SECTORS = 1 << 18  # a launch's sectors from which `_hot_requests` gets a thread of its own
 
 
 @numba.njit(cache=True, nogil=True)
@@ -183,18 +187,16 @@ def stream_outcomes(trace, layout, profile, l2_model: str = "lru", l2_state: Set
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _launch_pass(packed, server, warp, ptr, sectors, slots, latency, outcome, block_shift, l2_constants, valid, tags,
-                 recency, rows, counter, counts, jobs, by_outcome, waiting, waited, hot):
+def _launch_pass(packed, sectors, latency, outcome, block_shift, l2_constants, valid, tags, recency, rows, counts, jobs,
+                 by_outcome, waiting, waited):
     """One pass over the interleaved jobs (`interleaved_jobs`) that adds into the zeroed outputs each
     job's per-server counts and, for each of the latency tables `latency` (models x 3 x 33), its warp
     slot's loads (jobs, sectors per outcome, jobs and summed latency by the slowest outcome a load
-    waits for; stores wait for none) and the requests to the hottest sector.
+    waits for; stores wait for none). The requests to the hottest sector are `_hot_requests`'.
 
     A sector's outcome is `outcome[k]` for the k-th sector of the stream when given (`stream_outcomes`);
     else it goes through the L2 (`setassoc.small_access`) and, on a miss, the row buffers
-    (`lru_list.lru_access`, emptied at the end) as it is read, and nothing per sector is stored. The
-    hottest sector is the first in the stream to reach the most requests; `counter` (zero, one per
-    sector id; used only with latency tables) is zero again on return."""
+    (`lru_list.lru_access`, emptied at the end) as it is read, and nothing per sector is stored."""
     shift_u, sector_mask, reciprocal, sets_u, lru_shift = l2_constants
     node_of, blocks, newer, older, meta = rows
     given = outcome.size > 0
@@ -202,7 +204,6 @@ def _launch_pass(packed, server, warp, ptr, sectors, slots, latency, outcome, bl
     widest = latency.shape[2] - 1
     previous_line = np.uint64(0xFFFFFFFFFFFFFFFF)
     previous_slot = np.uint64(0)
-    hottest, most = -1, 0
     position = 0
     jobs_total = packed.size
     for i in range(jobs_total):
@@ -230,10 +231,6 @@ def _launch_pass(packed, server, warp, ptr, sectors, slots, latency, outcome, bl
                 k1 += 1
             else:
                 k2 += 1
-            if models:
-                counter[sector] += 1
-                if counter[sector] > most:
-                    most, hottest = counter[sector], sector
         counts[s, 0] += 1
         counts[s, 1] += n
         counts[s, 2] += k0
@@ -256,12 +253,31 @@ def _launch_pass(packed, server, warp, ptr, sectors, slots, latency, outcome, bl
     for s in range(6):
         counts[s, 5] = counts[s, 3] - counts[s, 4]
     lru_clear(node_of, blocks, newer, older, meta)
-    if models:
-        for j in range(server.size):  # generation order: the counts are whole numbers, their order is immaterial
-            for p in range(ptr[j], ptr[j + 1]):
-                counter[sectors[p]] = 0
-                if sectors[p] == hottest:
-                    hot[warp[j] % slots] += 1
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _hot_requests(packed, server, warp, ptr, sectors, slots, counter, hot):
+    """Add into the zeroed `hot` each warp slot's requests to the launch's hottest sector: the first in the
+    interleaved stream (`packed`, `interleaved_jobs`) to reach the most requests. `counter` (zero, one per
+    sector id) is zero again on return. Apart from `_launch_pass` so that the two can run at once: this
+    one's random counter updates are most of a pass's time."""
+    hottest, most = -1, 0
+    jobs_total = packed.size
+    for i in range(jobs_total):
+        if i + _AHEAD < jobs_total:
+            prefetch(sectors, packed[i + _AHEAD] >> np.uint64(_START_SHIFT))
+        first = np.int64(packed[i] >> np.uint64(_START_SHIFT))
+        n = np.int64((packed[i] >> np.uint64(_COUNT_SHIFT)) & np.uint64(63))
+        for p in range(first, first + n):
+            requests = counter[sectors[p]] + 1
+            counter[sectors[p]] = requests
+            if requests > most:
+                most, hottest = requests, sectors[p]
+    for j in range(server.size):  # generation order: the counts are whole numbers, their order is immaterial
+        for p in range(ptr[j], ptr[j + 1]):
+            counter[sectors[p]] = 0
+            if sectors[p] == hottest:
+                hot[warp[j] % slots] += 1
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -306,14 +322,20 @@ def _count_outcomes(trace, order, outcome, slots: int, models, counter):
 
 
 def _count(trace, packed, slots: int, models, counter, outcome, block_shift: int, l2, rows):
-    """`_launch_pass` into fresh outputs: (counts, per model (jobs, sectors, waiting, waited, hot))."""
+    """`_launch_pass` and, with latency tables, `_hot_requests` into fresh outputs: (counts, per model
+    (jobs, sectors, waiting, waited, hot)). The two run at once on a launch of `_BESIDE_SECTORS` or more
+    when this process may use two CPUs."""
     latency = np.array([model.latency_ns for model in models]).reshape(len(models), 3, _LATENCY_SECTORS)
     counts = np.zeros((6, len(SERVER_FIELDS)), dtype=np.int64)
     jobs, hot = np.zeros(slots), np.zeros(slots)
     by_outcome = np.zeros((3, slots))
     waiting, waited = np.zeros((len(models), 3, slots)), np.zeros((len(models), 3, slots))
-    _launch_pass(packed, trace.server, trace.warp, trace.ptr, trace.sectors, slots, latency, outcome, block_shift, *l2,
-                 rows.arrays, counter, counts, jobs, by_outcome, waiting, waited, hot)
+    hot_args = (packed, trace.server, trace.warp, trace.ptr, trace.sectors, slots, counter, hot)
+    alongside = trace.sectors.size >= _BESIDE_SECTORS
+    hot_count = beside(_hot_requests, hot_args, alongside) if models else nullcontext()
+    with hot_count:
+        _launch_pass(packed, trace.sectors, latency, outcome, block_shift, *l2, rows.arrays, counts, jobs, by_outcome,
+                     waiting, waited)
     return counts, [(jobs, by_outcome, waiting[m], waited[m], hot) for m in range(len(models))]
 
 

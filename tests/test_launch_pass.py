@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from opmachine.cache import SetAssocState
 from opmachine.critical import CriticalPathModel
 from opmachine.kernels import OP, JobTrace, expansion_jobs, parse_kernel, topo_jobs
+from opmachine import memory
 from opmachine.layout import layout_for
 from opmachine.memory import (LaunchScratch, l2_geometry, pass_through_l2, simulate_launch_loads, slot_loads_by_class,
                               stream_outcomes)
@@ -92,8 +93,11 @@ def test_fused_pass_equals_stream_then_slot_count(launches, sets, ways, sectors_
                  _reference(trace, layout, profile, SetAssocState(l2_geometry(profile), 400), chosen))
 
 
+@pytest.mark.parametrize("beside", ["thread", "in turn"])
 @pytest.mark.parametrize("label", ["topo", "sm-1", "sm-8", "ws", "scan"])
-def test_fused_pass_equals_stream_on_bfs_launches(label):
+def test_fused_pass_equals_stream_on_bfs_launches(label, beside, monkeypatch):
+    # the hot-sector count on a thread of its own for every launch, or for none
+    monkeypatch.setattr(memory, "_BESIDE_SECTORS", 0 if beside == "thread" else 1 << 62)
     graph = load_graph("rmat:scale=11,ef=8,seed=4")
     profiles = [load_profile("h100", kind="gpu"), load_profile("h200", kind="gpu")]
     profile = profiles[0]

@@ -18,6 +18,7 @@ import numpy as np
 from simdmodel.strategies import schedules
 from simdmodel.topology import THREAD_PER_NODE, topology_units
 
+from ..alongside import ahead
 from ._jobs import (ANI, ERL, NF1, STEPS_AHEAD, JobBuffer, JobTrace, fits, generate, inner_iteration, lane_buffers,
                     prefetch_step, push_job)
 from .expand import INPUT_SECTORS_PER_WARP, unit_steps
@@ -110,7 +111,7 @@ def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, 
     else:
         buffer.reuse(*need)
     chunk = 0
-    for block in schedules(THREAD_PER_NODE.spec, THREAD_PER_NODE.params, starts, degrees, unit_ptr):
+    for block in ahead(schedules(THREAD_PER_NODE.spec, THREAD_PER_NODE.params, starts, degrees, unit_ptr)):
         unit_chunk = (front[block.unit_ptr[:-1]] // 32).astype(np.int64)
         last = block.first_unit + block.units == units
         stop = chunks if last else int(unit_chunk[-1]) + 1
