@@ -22,7 +22,7 @@ from opmachine.memory import interleaved_jobs, interleaved_order
 from simdmodel.errors import InputError
 from simdmodel.frontier import bfs
 from simdmodel.graph import EdgeList, csr_from_edges
-from simdmodel.strategies import Mapping
+from simdmodel.strategies import Mapping, queue_units, schedules, several_blocks
 
 A, B, C, D, E, F = range(6)
 
@@ -370,3 +370,14 @@ def test_jobs_do_not_depend_on_how_the_decomposition_is_blocked(spec, label):
         assert list(traces()) == whole
     finally:
         schedule.BLOCK_EDGES = saved
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(0, 9), max_size=40), st.integers(1, 8), st.integers(1, 30))
+def test_several_blocks_says_whether_the_decomposition_comes_in_more_than_one(degrees, entries, limit):
+    degrees = np.asarray(degrees, dtype=np.int64)
+    unit_ptr = queue_units(degrees.size, entries)
+    mapping = Mapping("group", 1)
+    blocks = list(schedules(mapping.spec, mapping.params, np.zeros(degrees.size, dtype=np.int64), degrees, unit_ptr,
+                            limit))
+    assert several_blocks(degrees, unit_ptr, limit) == (len(blocks) > 1)

@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 from simdmodel.errors import InputError
-from simdmodel.strategies import queue_units, schedules
+from simdmodel.strategies import queue_units, schedules, several_blocks
 
 from ..alongside import ahead
 from ._jobs import (STEPS_AHEAD, JobBuffer, JobTrace, fits, generate, inner_iteration, input_jobs, lane_buffers,
@@ -115,7 +115,8 @@ def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: i
     edges_total = int(degrees.sum())
     base = layout.base_sector
     sized = False
-    for block in ahead(schedules(mapping.spec, mapping.params, starts, degrees, unit_ptr)):
+    blocks = schedules(mapping.spec, mapping.params, starts, degrees, unit_ptr)
+    for block in ahead(blocks, several_blocks(degrees, unit_ptr)):
         if not sized:
             need = _block_bound(block, geometry, edges_total)
             if buffer is None:

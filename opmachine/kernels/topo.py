@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from simdmodel.strategies import schedules
+from simdmodel.strategies import schedules, several_blocks
 from simdmodel.topology import THREAD_PER_NODE, topology_units
 
 from ..alongside import ahead
@@ -111,7 +111,8 @@ def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, 
     else:
         buffer.reuse(*need)
     chunk = 0
-    for block in ahead(schedules(THREAD_PER_NODE.spec, THREAD_PER_NODE.params, starts, degrees, unit_ptr)):
+    blocks = schedules(THREAD_PER_NODE.spec, THREAD_PER_NODE.params, starts, degrees, unit_ptr)
+    for block in ahead(blocks, several_blocks(degrees, unit_ptr)):
         unit_chunk = (front[block.unit_ptr[:-1]] // 32).astype(np.int64)
         last = block.first_unit + block.units == units
         stop = chunks if last else int(unit_chunk[-1]) + 1

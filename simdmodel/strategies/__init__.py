@@ -18,7 +18,7 @@ from . import group, ws, scan, swc  # noqa: F401, I001  (each registers its stra
 from .fields import LANE_FIELDS, WARP_SIZE
 from .registry import STRATEGIES, Geometry, Param, Strategy, get_strategy, register, unregister
 from .scan import DEFAULT_CTA_SIZE
-from .schedule import Schedule, decomposed_lanes, queue_units, schedule_lanes, schedules
+from .schedule import Schedule, decomposed_lanes, queue_units, schedule_lanes, schedules, several_blocks
 
 DEFAULT_GROUP_SIZES = (1, 2, 4, 8, 16, 32)
 
@@ -159,6 +159,6 @@ def mappings(
 
 __all__ = [
     "LANE_FIELDS", "WARP_SIZE", "STRATEGIES", "Strategy", "Param", "Geometry", "Mapping", "Schedule",
-    "mappings", "parse_mapping", "register", "unregister", "get_strategy", "schedules", "queue_units",
+    "mappings", "parse_mapping", "register", "unregister", "get_strategy", "schedules", "several_blocks", "queue_units",
     "schedule_lanes", "DEFAULT_GROUP_SIZES", "DEFAULT_CTA_SIZE", "check_cta_size",
 ]

@@ -79,6 +79,13 @@ def decompose(strategy, params: tuple, starts: np.ndarray, degrees: np.ndarray, 
                     edges[:edges_total])
 
 
+def several_blocks(degrees: np.ndarray, unit_ptr: np.ndarray, limit: int | None = None) -> bool:
+    """Whether `schedules` cuts the units of `unit_ptr` into more than one block: more than one unit, and more
+    edges than a block holds."""
+    limit = BLOCK_EDGES if limit is None else limit
+    return unit_ptr.size > 2 and int(degrees[unit_ptr[0]:unit_ptr[-1]].sum()) > limit
+
+
 def schedules(strategy, params: tuple, starts: np.ndarray, degrees: np.ndarray, unit_ptr: np.ndarray,
               limit: int | None = None) -> Iterator[Schedule]:
     """The decomposition of every unit of `unit_ptr`, in blocks of at most `limit` edges
@@ -87,7 +94,7 @@ def schedules(strategy, params: tuple, starts: np.ndarray, degrees: np.ndarray, 
     units = unit_ptr.size - 1
     if units <= 0:
         return
-    if int(degrees[unit_ptr[0]:unit_ptr[-1]].sum()) <= limit:
+    if not several_blocks(degrees, unit_ptr, limit):
         yield decompose(strategy, params, starts, degrees, unit_ptr)
         return
     cumulative = np.concatenate(([0], np.cumsum(degrees, dtype=np.int64)))
