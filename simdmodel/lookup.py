@@ -210,12 +210,22 @@ def lookup_survivors(ids, visited, mode: int, grid: int, waves: bool = True) -> 
                              np.zeros(len(STATUS_ACCESSES), dtype=np.int64), NO_FLAGS))
 
 
+@numba.njit(cache=True, nogil=True)
+def _concatenated(indptr, indices, frontier, out):
+    at = 0
+    for v in frontier:
+        for e in range(indptr[v], indptr[v + 1]):
+            out[at] = indices[e]
+            at += 1
+
+
 def edge_frontier(graph: CSRGraph, frontier: np.ndarray) -> np.ndarray:
     """The ids of the frontier's adjacency lists, concatenated in queue order (int64)."""
-    indptr, indices = graph.indptr, graph.indices
-    lengths = indptr[frontier + 1] - indptr[frontier]
-    starts = np.repeat(indptr[frontier] - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
-    return np.asarray(indices[starts + np.arange(lengths.sum())], dtype=np.int64)
+    indptr = graph.indptr
+    frontier = np.asarray(frontier, dtype=np.int64)
+    out = np.empty(int((indptr[frontier + 1] - indptr[frontier]).sum()), dtype=np.int64)
+    _concatenated(indptr, graph.indices, frontier, out)
+    return out
 
 
 def lookup_table(graph: CSRGraph, source: int, grid: int, modes=MODES, waves: bool = True) -> pd.DataFrame:

@@ -228,3 +228,19 @@ def test_a_fused_lookups_pieces_run_the_lookup_kernel():
     copied = LaunchWork(0, "pieces", expanded=np.array([0]), out_at=np.array([0]))
     assert listing_phase(fused) == "lookup-pieces" and listing_phase(copied) == "pieces"
     assert MODES[-1] == "atomic"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4)), max_size=12))
+def test_positions_lay_each_list_out_from_its_start(lists):
+    from opmachine.kernels.couple import _positions
+
+    indptr = np.arange(0, 1000, 7, dtype=np.int64)
+    entries = np.arange(len(lists), dtype=np.int64) * 3 % (indptr.size - 1)
+    lengths = np.array([length for length, _ in lists], dtype=np.int64)
+    starts = np.cumsum([0] + [length + gap for length, gap in lists])[:-1].astype(np.int64)
+    expected = np.zeros(int((starts + lengths).max()) if lists else 0, dtype=np.int64)
+    for entry, length, start in zip(entries, lengths, starts):
+        for k in range(length):
+            expected[start + k] = indptr[entry] + k
+    assert _positions(indptr, entries, lengths, starts).tolist() == expected.tolist()

@@ -210,3 +210,14 @@ def test_bad_lookup_options_are_one_line(args, message, capsys):
     assert main(["lookup", "grid2d:side=30", *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=1, max_size=30), st.data())
+def test_edge_frontier_concatenates_the_lists_in_queue_order(degrees, data):
+    indptr = np.concatenate(([0], np.cumsum(degrees))).astype(np.int64)
+    graph = sm.CSRGraph(indptr, np.arange(indptr[-1], dtype=np.int32) % len(degrees), "lists")
+    frontier = np.array(data.draw(st.lists(st.integers(0, len(degrees) - 1), max_size=12)), dtype=np.int32)
+    expected = [int(u) for v in frontier for u in graph.indices[indptr[v]:indptr[v + 1]]]
+    got = edge_frontier(graph, frontier)
+    assert got.dtype == np.int64 and got.tolist() == expected

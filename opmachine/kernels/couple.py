@@ -266,15 +266,21 @@ def _pieces_fill(piece_pos, piece_len, csr_of_pos, ids, flags, slots, b_edge, b_
     return piece, n_jobs, n_sectors, 0, 0
 
 
+@numba.njit(cache=True, nogil=True)
+def _lay_out(out, columns, lengths, starts):
+    for i in range(lengths.size):
+        for k in range(lengths[i]):
+            out[starts[i] + k] = columns[i] + k
+
+
 def _positions(indptr, entries, lengths, starts) -> np.ndarray:
     """Column index of each position of a position space in which list i (`lengths[i]` edges of vertex
     entries[i]) starts at starts[i]; positions outside every list read column 0 (never taken)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    starts = np.asarray(starts, dtype=np.int64)
     size = int((starts + lengths).max()) if lengths.size else 0
     out = np.zeros(size, dtype=np.int64)
-    total = int(lengths.sum())
-    if total:
-        offset = np.arange(total, dtype=np.int64) - np.repeat(list_starts(lengths), lengths)
-        out[np.repeat(starts, lengths) + offset] = np.repeat(indptr[entries], lengths) + offset
+    _lay_out(out, np.asarray(indptr[entries], dtype=np.int64), lengths, starts)
     return out
 
 
