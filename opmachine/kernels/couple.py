@@ -310,6 +310,16 @@ class LaunchShape:
         return max(1, min(full_wave, needed))
 
 
+@numba.njit(cache=True, nogil=True)
+def _kept_per_chunk(flags, kept, chunk):
+    """Looked-up ids that survive (flag `kept`) in each chunk of `chunk` ids."""
+    out = np.zeros(-(-flags.size // chunk), dtype=np.int64)
+    for i in range(flags.size):
+        if flags[i] & kept:
+            out[i // chunk] += 1
+    return out
+
+
 def launch_shape(graph, work: LaunchWork) -> LaunchShape:
     """The `LaunchShape` of one coupled launch: an expanding launch's chunks are C queue entries, or
     (contract-expand) the survivors of a chunk's C looked-up ids; a `pieces` launch cuts its long lists into
@@ -329,9 +339,7 @@ def launch_shape(graph, work: LaunchWork) -> LaunchShape:
     if work.phase == "contract":
         return LaunchShape(work.phase, size, -(-size // (CONTRACT_ITEMS * CTA_SIZE)), degrees, empty, empty, empty)
     if work.phase == "contract-expand":
-        kept = np.bincount(np.arange(size) // CTA_SIZE, weights=(work.flags & KEPT) > 0,
-                           minlength=-(-size // CTA_SIZE))
-        unit_ptr = np.concatenate(([0], np.cumsum(kept))).astype(np.int64)
+        unit_ptr = np.concatenate(([0], np.cumsum(_kept_per_chunk(work.flags, KEPT, CTA_SIZE)))).astype(np.int64)
     else:
         unit_ptr = queue_units(entries.size, CTA_SIZE)
     return LaunchShape(work.phase, size, -(-size // CTA_SIZE), degrees, unit_ptr, empty, empty)
