@@ -32,7 +32,9 @@ L2_MODELS = ("lru", "setassoc")
 MRC_CAPACITIES_BYTES = tuple(2**k for k in range(18, 29))
 _LATENCY_SECTORS = _MAX_SECTORS + 1  # a latency table's columns: 0 .. 32 sectors
 _AHEAD = 16  # jobs ahead whose trace entries `_launch_pass` prefetches
-_BESIDE_SECTORS = 1 << 18  # a launch's sectors from which `_hot_requests` gets a thread of its own
+BESIDE_SECTORS = 1 << 18
+"""A launch's sectors from which `_hot_requests` gets a thread of its own beside the pass: below it a thread costs
+more than it saves."""
 
 
 @numba.njit(cache=True, nogil=True)
@@ -323,7 +325,7 @@ def _count_outcomes(trace, order, outcome, slots: int, models, counter):
 
 def _count(trace, packed, slots: int, models, counter, outcome, block_shift: int, l2, rows):
     """`_launch_pass` and, with latency tables, `_hot_requests` into fresh outputs: (counts, per model
-    (jobs, sectors, waiting, waited, hot)). The two run at once on a launch of `_BESIDE_SECTORS` or more
+    (jobs, sectors, waiting, waited, hot)). The two run at once on a launch of `BESIDE_SECTORS` or more
     when this process may use two CPUs."""
     latency = np.array([model.latency_ns for model in models]).reshape(len(models), 3, _LATENCY_SECTORS)
     counts = np.zeros((6, len(SERVER_FIELDS)), dtype=np.int64)
@@ -331,7 +333,7 @@ def _count(trace, packed, slots: int, models, counter, outcome, block_shift: int
     by_outcome = np.zeros((3, slots))
     waiting, waited = np.zeros((len(models), 3, slots)), np.zeros((len(models), 3, slots))
     hot_args = (packed, trace.server, trace.warp, trace.ptr, trace.sectors, slots, counter, hot)
-    alongside = trace.sectors.size >= _BESIDE_SECTORS
+    alongside = trace.sectors.size >= BESIDE_SECTORS
     hot_count = beside(_hot_requests, hot_args, alongside) if models else nullcontext()
     with hot_count:
         _launch_pass(packed, trace.sectors, latency, outcome, block_shift, *l2, rows.arrays, counts, jobs, by_outcome,

@@ -110,3 +110,24 @@ def test_leaving_ahead_early_waits_for_the_item_being_made(monkeypatch):
     assert next(walk) == 1
     walk.close()
     assert finished.is_set()
+
+
+@pytest.mark.parametrize("label", ["topo", "sm-8", "scan"])
+def test_work_beside_the_pass_leaves_every_prediction_as_it_is(label, monkeypatch):
+    # every launch's hot-sector count on a thread of its own, or none
+    import pandas as pd
+
+    from opmachine import memory, predict
+    from opmachine.kernels import parse_kernel
+    from opmachine.profile import load_profile
+    from simdmodel.load import load_graph
+
+    monkeypatch.setattr(alongside, "cpus", lambda: 2)
+    graph = load_graph("rmat:scale=11,ef=8,seed=4")
+    profile = load_profile("h100", kind="gpu")
+    results = []
+    for threshold in (0, 1 << 62):
+        monkeypatch.setattr(memory, "BESIDE_SECTORS", threshold)
+        results.append(predict.predict_bfs(graph, 3, parse_kernel(label), profile, l2_model="setassoc", warm_l2=True))
+    pd.testing.assert_frame_equal(results[0].per_level, results[1].per_level, check_exact=True)
+    assert results[0].predicted_ns == results[1].predicted_ns

@@ -97,7 +97,7 @@ def test_fused_pass_equals_stream_then_slot_count(launches, sets, ways, sectors_
 @pytest.mark.parametrize("label", ["topo", "sm-1", "sm-8", "ws", "scan"])
 def test_fused_pass_equals_stream_on_bfs_launches(label, beside, monkeypatch):
     # the hot-sector count on a thread of its own for every launch, or for none
-    monkeypatch.setattr(memory, "_BESIDE_SECTORS", 0 if beside == "thread" else 1 << 62)
+    monkeypatch.setattr(memory, "BESIDE_SECTORS", 0 if beside == "thread" else 1 << 62)
     graph = load_graph("rmat:scale=11,ef=8,seed=4")
     profiles = [load_profile("h100", kind="gpu"), load_profile("h200", kind="gpu")]
     profile = profiles[0]
