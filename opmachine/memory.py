@@ -188,6 +188,16 @@ def stream_outcomes(trace, layout, profile, l2_model: str = "lru", l2_state: Set
     return (order, stream, outcome), misses_at
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _packed_job(packed, i, sectors):
+    """Job i of the interleaved order (`interleaved_jobs`): the offset of its first sector in the trace and its
+    sector count. Fetches the sectors of the job `_AHEAD` on: they come from all over the trace."""
+    if i + _AHEAD < packed.size:
+        prefetch(sectors, packed[i + _AHEAD] >> np.uint64(_START_SHIFT))
+    job = packed[i]
+    return np.int64(job >> np.uint64(_START_SHIFT)), np.int64((job >> np.uint64(_COUNT_SHIFT)) & np.uint64(63))
+
+
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def _launch_pass(packed, sectors, latency, outcome, block_shift, l2_constants, valid, tags, recency, rows, counts, jobs,
                  by_outcome, waiting, waited):
@@ -207,13 +217,9 @@ def _launch_pass(packed, sectors, latency, outcome, block_shift, l2_constants, v
     previous_line = np.uint64(0xFFFFFFFFFFFFFFFF)
     previous_slot = np.uint64(0)
     position = 0
-    jobs_total = packed.size
-    for i in range(jobs_total):
-        if i + _AHEAD < jobs_total:  # the jobs' sectors come from all over the trace: fetch ahead
-            prefetch(sectors, packed[i + _AHEAD] >> np.uint64(_START_SHIFT))
+    for i in range(packed.size):
+        first, n = _packed_job(packed, i, sectors)
         job = packed[i]
-        first = np.int64(job >> np.uint64(_START_SHIFT))
-        n = np.int64((job >> np.uint64(_COUNT_SHIFT)) & np.uint64(63))
         s = np.int64((job >> np.uint64(_SERVER_SHIFT)) & np.uint64(7))
         slot = np.int64(job & np.uint64((1 << _SLOT_BITS) - 1))
         k0 = k1 = k2 = 0
@@ -264,12 +270,8 @@ def _hot_requests(packed, server, warp, ptr, sectors, slots, counter, hot):
     sector id) is zero again on return. Apart from `_launch_pass` so that the two can run at once: this
     one's random counter updates are most of a pass's time."""
     hottest, most = -1, 0
-    jobs_total = packed.size
-    for i in range(jobs_total):
-        if i + _AHEAD < jobs_total:
-            prefetch(sectors, packed[i + _AHEAD] >> np.uint64(_START_SHIFT))
-        first = np.int64(packed[i] >> np.uint64(_START_SHIFT))
-        n = np.int64((packed[i] >> np.uint64(_COUNT_SHIFT)) & np.uint64(63))
+    for i in range(packed.size):
+        first, n = _packed_job(packed, i, sectors)
         for p in range(first, first + n):
             requests = counter[sectors[p]] + 1
             counter[sectors[p]] = requests
@@ -288,12 +290,8 @@ def _l2_pass(packed, sectors, l2_constants, valid, tags, recency):
     shift_u, sector_mask, reciprocal, sets_u, lru_shift = l2_constants
     previous_line = np.uint64(0xFFFFFFFFFFFFFFFF)
     previous_slot = np.uint64(0)
-    jobs_total = packed.size
-    for i in range(jobs_total):
-        if i + _AHEAD < jobs_total:
-            prefetch(sectors, packed[i + _AHEAD] >> np.uint64(_START_SHIFT))
-        first = np.int64(packed[i] >> np.uint64(_START_SHIFT))
-        n = np.int64((packed[i] >> np.uint64(_COUNT_SHIFT)) & np.uint64(63))
+    for i in range(packed.size):
+        first, n = _packed_job(packed, i, sectors)
         for p in range(first, first + n):
             _, _, previous_line, previous_slot = small_access(sectors[p], shift_u, sector_mask, reciprocal, sets_u,
                                                                lru_shift, valid, tags, recency, previous_line,
