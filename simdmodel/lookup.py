@@ -212,6 +212,7 @@ def lookup_survivors(ids, visited, mode: int, grid: int, waves: bool = True) -> 
 
 @numba.njit(cache=True, nogil=True)
 def _concatenated(indptr, indices, frontier, out):
+    """`edge_frontier`'s loop: the adjacency lists of `frontier`, one after another, into `out`."""
     at = 0
     for v in frontier:
         for e in range(indptr[v], indptr[v + 1]):

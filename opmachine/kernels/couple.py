@@ -268,6 +268,7 @@ def _pieces_fill(piece_pos, piece_len, csr_of_pos, ids, flags, slots, b_edge, b_
 
 @numba.njit(cache=True, nogil=True)
 def _lay_out(out, columns, lengths, starts):
+    """`_positions`' loop: list i's positions starts[i] .. starts[i] + lengths[i] - 1 read columns[i] onwards."""
     for i in range(lengths.size):
         for k in range(lengths[i]):
             out[starts[i] + k] = columns[i] + k
