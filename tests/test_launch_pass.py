@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from opmachine import memory
 from opmachine.cache import SetAssocState
 from opmachine.critical import CriticalPathModel
 from opmachine.kernels import OP, JobTrace, expansion_jobs, parse_kernel, topo_jobs
-from opmachine import memory
 from opmachine.layout import layout_for
 from opmachine.memory import (LaunchScratch, l2_geometry, pass_through_l2, simulate_launch_loads, slot_loads_by_class,
                               stream_outcomes)
