@@ -71,18 +71,20 @@ def atomic_latency(record: dict):
     """The profile's [atomic_latency] (opmachine.profile.AtomicLatency) from a measuring record."""
     from opmachine.profile import AtomicLatency
 
+    from .device import run_of
+
     rows = record["chase"]
     return AtomicLatency(tuple(r["lanes"] for r in rows), tuple(r["swap_ns"] for r in rows),
-                         tuple(r["load_ns"] for r in rows),
-                         {key: record[key] for key in ("device", "driver", "date", "command")})
+                         tuple(r["load_ns"] for r in rows), run_of(record))
 
 
 def atomic_costs(record: dict):
     """The profile's [atomics] (opmachine.profile.AtomicCosts) from a measuring record."""
     from opmachine.profile import AtomicCosts
 
-    return AtomicCosts(record["same_word"]["same_word_ns"],
-                       {key: record[key] for key in ("device", "driver", "date", "command")})
+    from .device import run_of
+
+    return AtomicCosts(record["same_word"]["same_word_ns"], run_of(record))
 
 
 def main(argv=None) -> int:

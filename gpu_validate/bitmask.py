@@ -55,12 +55,13 @@ def bitmask_rates(record: dict):
     """The profile's [bitmask] (opmachine.profile.BitmaskRates) from a measuring record."""
     from opmachine.profile import BitmaskRates
 
+    from .device import run_of
+
     rows = record["lookups"]
     sizes = tuple(dict.fromkeys(r["bytes"] for r in rows))
     fractions = tuple(dict.fromkeys(r["write_fraction"] for r in rows))
     rate = {(r["bytes"], r["write_fraction"]): r["per_ns"] for r in rows}
-    return BitmaskRates(sizes, fractions, tuple(rate[s, f] for s in sizes for f in fractions),
-                        {key: record[key] for key in ("device", "driver", "date", "command")})
+    return BitmaskRates(sizes, fractions, tuple(rate[s, f] for s in sizes for f in fractions), run_of(record))
 
 
 def main(argv=None) -> int:

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from opmachine.profile import available_profiles, load_profile
+from opmachine.profile.schema import RUN_KEYS
 from simdmodel.errors import InputError
 
 MAKE_PROFILE = "python -m gpu_validate.profile_gpu --out opmachine/profiles/NAME.toml"
@@ -174,6 +175,12 @@ def run_record(prog: str, argv=None) -> dict:
     return {"device": info["device"], "driver": info["driver"],
             "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
             "command": f"{prog} " + " ".join(sys.argv[1:] if argv is None else argv)}
+
+
+def run_of(record: dict) -> dict:
+    """The run a microbenchmark's record names (`run_record`'s device, driver, date and command): the
+    provenance of the profile sections made from it."""
+    return {key: record[key] for key in RUN_KEYS}
 
 
 def measure_section(argv, prog: str, description: str, tables: tuple[str, ...], measure, values) -> int:

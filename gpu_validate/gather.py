@@ -51,9 +51,10 @@ def gather_rates(record: dict):
     """The profile's [gather] (opmachine.profile.GatherRates) from a measuring record."""
     from opmachine.profile import GatherRates
 
+    from .device import run_of
+
     rows = record["gathers"]
-    return GatherRates(tuple(r["bytes"] for r in rows), tuple(r["per_ns"] for r in rows),
-                       {key: record[key] for key in ("device", "driver", "date", "command")})
+    return GatherRates(tuple(r["bytes"] for r in rows), tuple(r["per_ns"] for r in rows), run_of(record))
 
 
 def main(argv=None) -> int:

@@ -224,10 +224,12 @@ def compaction_costs(record: dict):
     """The profile's [compaction] (opmachine.profile.CompactionCosts) from a `--sizes` record."""
     from opmachine.profile import CompactionCosts
 
+    from .device import run_of
+
     rows = record["compactions"]
     return CompactionCosts(tuple(r["n"] for r in rows), tuple(r["compact_ns"] for r in rows),
                            tuple(r["compact_p10_ns"] for r in rows), tuple(r["compact_p90_ns"] for r in rows),
-                           {key: record[key] for key in ("device", "driver", "date", "command")})
+                           run_of(record))
 
 
 if __name__ == "__main__":

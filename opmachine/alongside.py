@@ -19,6 +19,31 @@ def cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def _start(call) -> tuple[threading.Thread, list]:
+    """Run `call()` on a daemon thread of its own; the list gets what it returns, or the exception it raised
+    (`_outcome` hands either to the caller's thread)."""
+    box: list = []
+
+    def run():
+        try:
+            box.append(call())
+        except BaseException as error:  # handed to the caller's thread
+            box.append(error)
+
+    thread = threading.Thread(target=run, name="opmachine-alongside", daemon=True)
+    thread.start()
+    return thread, box
+
+
+def _outcome(thread: threading.Thread, box: list):
+    """What `_start`'s call returned, once its thread is done; the exception it raised is raised here."""
+    thread.join()
+    outcome = box.pop()
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
+
+
 @contextmanager
 def beside(function, args: tuple, alongside: bool = True):
     """Run `function(*args)` (a compiled loop that releases the GIL, writing only into its own outputs)
@@ -28,22 +53,12 @@ def beside(function, args: tuple, alongside: bool = True):
         yield
         function(*args)
         return
-    failed: list[BaseException] = []
-
-    def run():
-        try:
-            function(*args)
-        except BaseException as error:  # handed to the caller's thread
-            failed.append(error)
-
-    thread = threading.Thread(target=run, name="opmachine-beside", daemon=True)
-    thread.start()
+    thread, box = _start(lambda: function(*args))
     try:
         yield
     finally:
         thread.join()
-    if failed:
-        raise failed[0]
+    _outcome(thread, box)
 
 
 _END = object()
@@ -58,26 +73,13 @@ def ahead(items: Iterable, alongside: bool = True) -> Iterator:
     if not alongside or cpus() < 2:
         yield from iterator
         return
-    box: list = []
-
-    def advance():
-        try:
-            box.append(next(iterator, _END))
-        except BaseException as error:  # handed to the caller's thread
-            box.append(error)
-
-    thread = threading.Thread(target=advance, name="opmachine-ahead", daemon=True)
-    thread.start()
+    thread, box = _start(lambda: next(iterator, _END))
     try:
         while True:
-            thread.join()
-            item = box.pop()
-            if isinstance(item, BaseException):
-                raise item
+            item = _outcome(thread, box)
             if item is _END:
                 return
-            thread = threading.Thread(target=advance, name="opmachine-ahead", daemon=True)
-            thread.start()
+            thread, box = _start(lambda: next(iterator, _END))
             yield item
     finally:
         thread.join()

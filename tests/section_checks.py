@@ -4,9 +4,17 @@ keep the section only when it describes the same device."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import strategies as st
 
 from opmachine.profile import ProfileError, load_profile, render_gpu_profile, write_gpu_curves, write_gpu_section
 from test_profile import GPU_FIELDS
+
+
+def bad_values(elements=st.floats(-1.0, 2.0), max_size: int = 3):
+    """Values a section's number or array may be fed: any float (nan and inf too), small integers, booleans,
+    short text, and lists of `elements`."""
+    return st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 5), st.booleans(),
+                     st.text(alphabet="abc 1.-x", max_size=5), st.lists(elements, max_size=max_size))
 
 
 def write(tmp_path, text, name="p.toml"):
@@ -17,6 +25,14 @@ def write(tmp_path, text, name="p.toml"):
 
 def rep(old, new):
     return lambda text: text.replace(old, new, 1)
+
+
+def other_device_case(table: str) -> tuple:
+    """The (name, edit, message) case every measured section is checked for: its provenance names another device
+    than the profile's (a K40c one, as the sections' test profiles are)."""
+    provenance = f"[{table}.provenance]\ndevice = "
+    return ("other device", rep(provenance + '"Tesla K40c"', provenance + '"H100"'),
+            rf"{table}.provenance.device: 'H100' is not \[device\] name 'Tesla K40c'")
 
 
 def assert_one_line_error(tmp_path, text, edit, message):

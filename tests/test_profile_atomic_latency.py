@@ -17,7 +17,7 @@ from opmachine.kernels._jobs import JobTrace
 from opmachine.profile import AtomicLatency, ProfileError, load_profile, measured_section, render_gpu_profile
 from simdmodel.errors import InputError
 from section_checks import (assert_added_then_replaced, assert_kept_for_the_same_device_only, assert_one_line_error,
-                            rep, write)
+                            other_device_case, rep, write)
 from test_profile import GPU_FIELDS, naive_dumps
 
 RUN = {"device": "Tesla K40c", "driver": "580.159.04", "date": "2026-11-26",
@@ -47,9 +47,7 @@ CASES = [
     ("order", rep("lanes = [1, 4, 32]", "lanes = [4, 1, 32]"), r"atomic_latency.lanes\[1\]: must be larger"),
     ("text", rep("swap_ns = [200,", 'swap_ns = ["slow",'), r"atomic_latency.swap_ns\[0\]: must be a number"),
     ("unknown key", rep("[atomic_latency]\n", "[atomic_latency]\nsteps = 3\n"), "atomic_latency.steps: unknown key"),
-    ("other device", rep('[atomic_latency.provenance]\ndevice = "Tesla K40c"',
-                         '[atomic_latency.provenance]\ndevice = "H100"'),
-     r"atomic_latency.provenance.device: 'H100' is not \[device\] name 'Tesla K40c'"),
+    other_device_case("atomic_latency"),
 ]
 
 

@@ -24,12 +24,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .schema import Checker
+from .schema import RUN_KEYS, Checker
 
-__all__ = ["ATOMIC_LATENCY_KEYS", "ATOMIC_LATENCY_RUN_KEYS", "AtomicLatency", "parse_atomic_latency"]
+__all__ = ["ATOMIC_LATENCY_KEYS", "AtomicLatency", "parse_atomic_latency"]
 
 ATOMIC_LATENCY_KEYS = ("lanes", "swap_ns", "load_ns")
-ATOMIC_LATENCY_RUN_KEYS = ("device", "driver", "date", "command")
 
 
 @dataclass(frozen=True)
@@ -64,6 +63,6 @@ def parse_atomic_latency(check: Checker, table, device_name: str) -> AtomicLaten
         if len(arrays[key]) != len(lanes):
             check.fail(f"atomic_latency.{key}", f"has {len(arrays[key])} values for the {len(lanes)} of "
                        "atomic_latency.lanes")
-    provenance = check.run_provenance(table["provenance"], "atomic_latency.provenance", ATOMIC_LATENCY_RUN_KEYS,
+    provenance = check.run_provenance(table["provenance"], "atomic_latency.provenance", RUN_KEYS,
                                       device_name, "the atomic latencies")
     return AtomicLatency(tuple(lanes), tuple(arrays["swap_ns"]), tuple(arrays["load_ns"]), provenance)

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .schema import Checker
+from .schema import RUN_KEYS, Checker
 
-__all__ = ["ATOMIC_KEYS", "ATOMIC_RUN_KEYS", "AtomicCosts", "parse_atomics"]
+__all__ = ["ATOMIC_KEYS", "AtomicCosts", "parse_atomics"]
 
 ATOMIC_KEYS = ("same_word_ns",)
-ATOMIC_RUN_KEYS = ("device", "driver", "date", "command")
 
 
 @dataclass(frozen=True)
@@ -45,6 +44,6 @@ def parse_atomics(check: Checker, table, device_name: str) -> AtomicCosts:
     table = check.table(table, "atomics")
     check.keys(table, "atomics", ATOMIC_KEYS + ("provenance",))
     same_word = check.number(table["same_word_ns"], "atomics.same_word_ns")
-    provenance = check.run_provenance(table["provenance"], "atomics.provenance", ATOMIC_RUN_KEYS, device_name,
+    provenance = check.run_provenance(table["provenance"], "atomics.provenance", RUN_KEYS, device_name,
                                       "the atomic times")
     return AtomicCosts(same_word, provenance)

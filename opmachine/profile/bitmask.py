@@ -30,12 +30,11 @@ import numpy as np
 
 from simdmodel.errors import InputError
 
-from .schema import Checker
+from .schema import RUN_KEYS, Checker
 
-__all__ = ["BITMASK_KEYS", "BITMASK_RUN_KEYS", "BitmaskRates", "parse_bitmask"]
+__all__ = ["BITMASK_KEYS", "BitmaskRates", "parse_bitmask"]
 
 BITMASK_KEYS = ("sizes", "write_fractions", "per_ns")
-BITMASK_RUN_KEYS = ("device", "driver", "date", "command")
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def parse_bitmask(check: Checker, table, device_name: str) -> BitmaskRates:
     if len(arrays["per_ns"]) != cells:
         check.fail("bitmask.per_ns", f"has {len(arrays['per_ns'])} values for the {cells} of bitmask.sizes x "
                    "bitmask.write_fractions")
-    provenance = check.run_provenance(table["provenance"], "bitmask.provenance", BITMASK_RUN_KEYS, device_name,
+    provenance = check.run_provenance(table["provenance"], "bitmask.provenance", RUN_KEYS, device_name,
                                       "the bitmask rates")
     return BitmaskRates(tuple(arrays["sizes"]), tuple(arrays["write_fractions"]), tuple(arrays["per_ns"]),
                         provenance)

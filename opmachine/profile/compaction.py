@@ -31,12 +31,11 @@ import numpy as np
 
 from simdmodel.errors import InputError
 
-from .schema import Checker, describe
+from .schema import RUN_KEYS, Checker, describe
 
-__all__ = ["COMPACTION_KEYS", "COMPACTION_RUN_KEYS", "CompactionCosts", "parse_compaction"]
+__all__ = ["COMPACTION_KEYS", "CompactionCosts", "parse_compaction"]
 
 COMPACTION_KEYS = ("sizes", "ns", "p10_ns", "p90_ns")
-COMPACTION_RUN_KEYS = ("device", "driver", "date", "command")
 MAX_SIZE = 2**31 - 1  # the kernels index vertices with int32
 
 
@@ -103,7 +102,7 @@ def parse_compaction(check: Checker, table, device_name: str) -> CompactionCosts
             check.fail(f"compaction.p10_ns[{i}]", f"is above compaction.ns[{i}] ({low:g} > {mid:g})")
         if high < mid:
             check.fail(f"compaction.p90_ns[{i}]", f"is below compaction.ns[{i}] ({high:g} < {mid:g})")
-    provenance = check.run_provenance(table["provenance"], "compaction.provenance", COMPACTION_RUN_KEYS,
+    provenance = check.run_provenance(table["provenance"], "compaction.provenance", RUN_KEYS,
                                       device_name, "the times")
     return CompactionCosts(tuple(sizes), tuple(arrays["ns"]), tuple(arrays["p10_ns"]), tuple(arrays["p90_ns"]),
                            provenance)

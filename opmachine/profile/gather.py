@@ -26,12 +26,11 @@ import numpy as np
 
 from simdmodel.errors import InputError
 
-from .schema import Checker
+from .schema import RUN_KEYS, Checker
 
-__all__ = ["GATHER_KEYS", "GATHER_RUN_KEYS", "GatherRates", "parse_gather"]
+__all__ = ["GATHER_KEYS", "GatherRates", "parse_gather"]
 
 GATHER_KEYS = ("sizes", "per_ns")
-GATHER_RUN_KEYS = ("device", "driver", "date", "command")
 
 
 @dataclass(frozen=True)
@@ -64,6 +63,6 @@ def parse_gather(check: Checker, table, device_name: str) -> GatherRates:
     check.increasing(sizes, "gather.sizes", "size")
     if len(arrays["per_ns"]) != len(sizes):
         check.fail("gather.per_ns", f"has {len(arrays['per_ns'])} values for the {len(sizes)} of gather.sizes")
-    provenance = check.run_provenance(table["provenance"], "gather.provenance", GATHER_RUN_KEYS, device_name,
+    provenance = check.run_provenance(table["provenance"], "gather.provenance", RUN_KEYS, device_name,
                                       "the gather rates")
     return GatherRates(tuple(sizes), tuple(arrays["per_ns"]), provenance)

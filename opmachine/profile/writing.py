@@ -19,14 +19,15 @@ from simdmodel.errors import InputError
 from .curve import Curve
 from .errors import ProfileError
 from .gpu_profile import MEASURED_SECTIONS, GPUProfile
-from .compaction import COMPACTION_RUN_KEYS, CompactionCosts
-from .atomic_latency import ATOMIC_LATENCY_RUN_KEYS, AtomicLatency
-from .atomics import ATOMIC_RUN_KEYS, AtomicCosts
-from .bitmask import BITMASK_RUN_KEYS, BitmaskRates
-from .gather import GATHER_RUN_KEYS, GatherRates
+from .compaction import CompactionCosts
+from .atomic_latency import AtomicLatency
+from .atomics import AtomicCosts
+from .bitmask import BitmaskRates
+from .gather import GatherRates
 from .instructions import INSTRUCTION_KEYS, INSTRUCTION_NOTES, INSTRUCTION_RUN_KEYS, InstructionCosts
 from .loading import parse_profile_bytes
-from .schema import CURVE_NAMES, GPU_FLOAT_KEYS, GPU_HARDWARE_KEYS, GPU_INT_KEYS, PROVENANCE_KEYS, same_device_name
+from .schema import (CURVE_NAMES, GPU_FLOAT_KEYS, GPU_HARDWARE_KEYS, GPU_INT_KEYS, PROVENANCE_KEYS, RUN_KEYS,
+                     same_device_name)
 
 __all__ = ["instruction_section", "measured_section", "render_gpu_profile", "toml_string", "with_instruction_section",
            "with_section", "write_gpu_curves", "write_gpu_instructions", "write_gpu_profile", "write_gpu_section",
@@ -225,7 +226,7 @@ def write_gpu_instructions(path, base: GPUProfile, costs: InstructionCosts, note
     return _write_section(path, base, "instructions", lambda label: instruction_section(costs, label, notes))
 
 
-def _array_section(table: str, intro: str, values: dict, int_keys, provenance: dict, run_keys, label: str) -> str:
+def _array_section(table: str, intro: str, values: dict, int_keys, provenance: dict, label: str) -> str:
     """A [`table`] of number arrays (`int_keys` written as integers) and numbers, and its
     [`table`.provenance], as TOML text after the comment `intro`; ProfileError naming the key on a value
     the text cannot carry."""
@@ -242,29 +243,29 @@ def _array_section(table: str, intro: str, values: dict, int_keys, provenance: d
                 raise ProfileError(label, f"{table}.{key}[{i}]: must be a number, got {value!r}")
             items.append(str(int(value)) if key in int_keys else _toml_number(float(value)))
         lines.append(f"{key} = [{', '.join(items)}]")
-    lines += ["", *_run_table(f"{table}.provenance", provenance, run_keys, label)]
+    lines += ["", *_run_table(f"{table}.provenance", provenance, RUN_KEYS, label)]
     return "\n".join(lines) + "\n"
 
 
-_MEASURED = {  # table -> (what it holds, its integer-valued arrays, its provenance keys, the comment above it)
-    "compaction": (CompactionCosts, ("sizes",), COMPACTION_RUN_KEYS,
+_MEASURED = {  # table -> (what it holds, its integer-valued arrays, the comment above it)
+    "compaction": (CompactionCosts, ("sizes",),
                    "[compaction]: a compaction launch with an empty next frontier on an edgeless graph of `sizes` "
                    "vertices, ns per launch timed as BFS launches are, median (and 10th, 90th percentile) over fresh "
                    "allocations; opmachine.profile.compaction says how the model uses it."),
-    "gather": (GatherRates, ("sizes",), GATHER_RUN_KEYS,
+    "gather": (GatherRates, ("sizes",),
                "[gather]: random 4-byte gathers a nanosecond over the whole GPU (ld.global.cg, four in flight a "
                "thread, every SM full) from a table of `sizes` bytes, median over repeats: a BFS's status lookups, "
                "one per traversed edge; opmachine.profile.gather says how the bound uses it."),
-    "atomics": (AtomicCosts, (), ATOMIC_RUN_KEYS,
+    "atomics": (AtomicCosts, (),
                 "[atomics]: same_word_ns, ns per warp-level atomicAdd when lane 0 of every warp of the full GPU adds "
                 "to one word (the coupled kernels' queue counters), median over repeats; opmachine.profile.atomics "
                 "says how the model uses it."),
-    "bitmask": (BitmaskRates, ("sizes",), BITMASK_RUN_KEYS,
+    "bitmask": (BitmaskRates, ("sizes",),
                 "[bitmask]: status lookups a nanosecond over the whole GPU that read a random byte of a bitmask of "
                 "`sizes` bytes (ld.global.ca, four in flight a thread, every SM full) and store it back with the "
                 "probability `write_fractions`; per_ns row by row (one row a size), median over repeats; "
                 "opmachine.profile.bitmask says how the model uses it."),
-    "atomic_latency": (AtomicLatency, ("lanes",), ATOMIC_LATENCY_RUN_KEYS,
+    "atomic_latency": (AtomicLatency, ("lanes",),
                        "[atomic_latency]: one warp's dependent accesses along a random cycle of an L2-resident table, "
                        "`lanes` lanes (sectors) a step: ns per step of failing compare-and-swaps (swap_ns) and of "
                        "ld.global.cg loads (load_ns), median over repeats; opmachine.profile.atomic_latency says how "
@@ -279,11 +280,11 @@ def measured_section(table: str, value, label: str) -> str:
     saying what they are; ProfileError naming the key on a value the text cannot carry."""
     if table not in _MEASURED:
         raise InputError(f"unknown measured section {table!r} (known: {', '.join(_MEASURED)})")
-    kind, int_keys, run_keys, intro = _MEASURED[table]
+    kind, int_keys, intro = _MEASURED[table]
     if not isinstance(value, kind):
         article = "an" if kind.__name__[0] in "AEIOU" else "a"
         raise InputError(f"{table} must be {article} {kind.__name__}, got {type(value).__name__}")
-    return _array_section(table, intro, value.values(), int_keys, value.provenance, run_keys, label)
+    return _array_section(table, intro, value.values(), int_keys, value.provenance, label)
 
 
 def write_gpu_section(path, base: GPUProfile, table: str, value) -> GPUProfile:
