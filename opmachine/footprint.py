@@ -6,7 +6,8 @@ block); the largest launch's jobs (server int8, warp int32, sector offsets int64
 int32 per sector) with their interleaved order (`memory.interleaved_jobs`, uint64 per job), sized
 as the job generators reserve them (`kernels.expansion_size`, `kernels.topo_size`); two blocks of
 a strategy's decomposition (`simdmodel.strategies.BLOCK_EDGES` edges, with its steps: the one being
-turned into jobs and the next, made beside it by `alongside.ahead`); and, predicting with a warm L2, the
+turned into jobs and the next, made beside it by `alongside.ahead`); the pieces of a block made from its
+back on a second CPU, and the marks that making needs (`kernels.split`); and, predicting with a warm L2, the
 prior run's traces kept for reuse (at most `predict.TRACE_REUSE_BYTES`). A request that cannot
 fit gets one line with both sizes before any launch is simulated, instead of being killed by the
 kernel part-way through.
@@ -29,6 +30,9 @@ BLOCK_BYTES_PER_EDGE = 8 + 3 * 8
 BLOCKS_ALIVE = 2
 """The block being turned into jobs and the next (`alongside.ahead`; the one before is let go as the next
 one's arrays are first written)."""
+SPLIT_BYTES_PER_EDGE = 3 * (1 + 4 + 8) + 3 * SECTOR_BYTES_IN_TRACE
+"""The jobs of a block's pieces made from the back (`kernels.split`): at most three jobs and three sectors
+an edge, without the interleaved order."""
 
 
 def launch_bytes(jobs: int, sectors: int) -> int:
@@ -54,7 +58,8 @@ def simulation_bytes(graph, layout, frontiers, expansion, profile, warm_l2: bool
     largest_launch = max(sizes, default=0)
     kept = min(trace_budget, sum(sizes)) if warm_l2 else 0
     block = BLOCKS_ALIVE * BLOCK_BYTES_PER_EDGE * min(BLOCK_EDGES, graph.m)
-    return fixed + largest_launch + kept + block, level
+    split = 4 * graph.n + SPLIT_BYTES_PER_EDGE * min(BLOCK_EDGES, graph.m)  # marks, and at most a block's jobs
+    return fixed + largest_launch + kept + block + split, level
 
 
 def check_simulation_fits(what: str, graph, layout, frontiers, expansion, profile, warm_l2: bool,

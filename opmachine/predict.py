@@ -25,10 +25,11 @@ from .bfs_machine import SERVERS
 from .cache import SetAssocState
 from .counters import MeasuredLaunches, check_covers, scale_slots
 from .critical import CriticalPathModel, launch_time, slot_instructions
+from .alongside import cpus
 from .footprint import check_simulation_fits
 from .instructions import LaunchCode, expansion_lanes, phase_trips, topo_lanes
-from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, compact_counts, compact_jobs, compact_warp_steps,
-                      expansion_jobs, topo_jobs)
+from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, compact_counts, compact_jobs,
+                      compact_warp_steps, SplitFill, expansion_jobs, topo_jobs)
 from .layout import layout_for
 from .machine import OperatorMachine, Server
 from .memory import (L2_MODELS, MRC_CAPACITIES_BYTES, LaunchScratch, jobs_per_warp, l2_geometry, pass_through_l2,
@@ -482,6 +483,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         return frontiers.frontier(level + 1) if level + 1 < frontiers.depth else frontiers.frontier(level)[:0]
 
     reused = JobBuffer(0, 0)  # the predicted run's jobs, filled again launch after launch: no fresh pages to zero
+    split = SplitFill(graph.n) if cpus() >= 2 else None  # a large block's jobs made on two CPUs
 
     def produce(run: int, level: int, phase: str):
         """A launch, its jobs (None for a closed-form compaction; an expansion's in the predicted run are a view
@@ -495,13 +497,14 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         trace = instructions = None
         if phase == "topo":
             trace = kept.get(level, phase, rehearsal, lambda: topo_jobs(graph, levels, stamp, level, layout,
-                                                                        launch.warps, buffer))
+                                                                        launch.warps, buffer, split))
             if code is not None and not rehearsal:
                 instructions = code.topo(trace, topo_lanes(levels, degrees, level, launch.warps)
                                          if code.diverges else None)
         elif phase == "expand":
             trace = kept.get(level, phase, rehearsal, lambda: expansion_jobs(graph, levels, stamp, level, front,
-                                                                             expansion, layout, launch.warps, buffer))
+                                                                             expansion, layout, launch.warps, buffer,
+                                                                             split))
             if code is not None and not rehearsal:
                 lanes = expansion_lanes(expansion, degrees[front], launch.warps) if code.diverges else None
                 instructions = code.expansion(trace, expansion.geometry, front.size,

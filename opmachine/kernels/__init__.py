@@ -17,6 +17,7 @@ from simdmodel.strategies import STRATEGIES, WARP_SIZE, Mapping, check_cta_size,
 from ._jobs import ANI, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobBuffer, JobTrace
 from .compact import compact_chunks_per_warp, compact_counts, compact_jobs, compact_warp_steps
 from .expand import expansion_jobs, expansion_size
+from .split import SplitFill
 from .topo import topo_jobs, topo_size
 
 DEFAULT_BLOCK = 256
@@ -102,6 +103,6 @@ def check_grid(grid: int) -> int:
 
 __all__ = [
     "ANI", "NF1", "ERL", "EDL", "NF2", "OP", "SERVER_FIELDS", "DEFAULT_BLOCK", "TOPO", "JobBuffer", "JobTrace",
-    "Kernel", "Launch", "check_block", "check_grid", "compact_chunks_per_warp", "compact_counts", "compact_jobs",
-    "compact_warp_steps", "expansion_jobs", "expansion_size", "parse_kernel", "topo_jobs", "topo_size",
+    "Kernel", "Launch", "SplitFill", "check_block", "check_grid", "compact_chunks_per_warp", "compact_counts",
+    "compact_jobs", "compact_warp_steps", "expansion_jobs", "expansion_size", "parse_kernel", "topo_jobs", "topo_size",
 ]

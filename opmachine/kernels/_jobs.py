@@ -76,14 +76,30 @@ def push_job(server, warp, elements, first, count, base_sector, keys, job_server
     return n_jobs + 1, n_sectors
 
 
+@numba.njit(cache=True, nogil=True)
+def _bytes(size):
+    return np.empty(size, dtype=np.uint8)
+
+
+def small_pages(size: int, dtype) -> np.ndarray:
+    """`np.empty(size, dtype)` from numba's allocator, which, unlike numpy's, does not ask the kernel for
+    huge pages. A launch's jobs are written once, front to back: where transparent huge pages are
+    allocated on demand (`defrag` = madvise, the usual setting), each first touch of a huge page can wait
+    for memory to be compacted, and a 2^20-vertex topo prediction spent about a third of its time so
+    (bench/bench_opm.py)."""
+    dtype = np.dtype(dtype)
+    return _bytes(size * dtype.itemsize).view(dtype)
+
+
 class JobBuffer:
     """Growable job arrays handed to a numba generator, which stops early when a chunk would not fit."""
 
     def __init__(self, jobs: int, sectors: int):
-        self.server = np.empty(max(jobs, 16), dtype=np.int8)
-        self.warp = np.empty(max(jobs, 16), dtype=np.int32)
-        self.ptr = np.zeros(max(jobs, 16) + 1, dtype=np.int64)
-        self.sectors = np.empty(max(sectors, 64), dtype=np.int32)
+        self.server = small_pages(max(jobs, 16), np.int8)
+        self.warp = small_pages(max(jobs, 16), np.int32)
+        self.ptr = small_pages(max(jobs, 16) + 1, np.int64)
+        self.ptr[0] = 0
+        self.sectors = small_pages(max(sectors, 64), np.int32)
         self.n_jobs = 0
         self.n_sectors = 0
 
@@ -93,11 +109,12 @@ class JobBuffer:
         self.n_jobs = self.n_sectors = 0
         self.ptr[0] = 0
         if jobs > self.server.size:
-            self.server = np.empty(jobs, dtype=np.int8)
-            self.warp = np.empty(jobs, dtype=np.int32)
-            self.ptr = np.zeros(jobs + 1, dtype=np.int64)
+            self.server = small_pages(jobs, np.int8)
+            self.warp = small_pages(jobs, np.int32)
+            self.ptr = small_pages(jobs + 1, np.int64)
+            self.ptr[0] = 0
         if sectors > self.sectors.size:
-            self.sectors = np.empty(sectors, dtype=np.int32)
+            self.sectors = small_pages(sectors, np.int32)
 
     def grow(self, need_jobs: int, need_sectors: int) -> None:
         if self.n_jobs + need_jobs > self.server.size:
@@ -107,6 +124,18 @@ class JobBuffer:
             self.ptr = _resized(self.ptr, size + 1)
         if self.n_sectors + need_sectors > self.sectors.size:
             self.sectors = _resized(self.sectors, max(2 * self.sectors.size, self.n_sectors + need_sectors))
+
+    def append(self, other: "JobBuffer", first_job: int, end_job: int) -> None:
+        """Append jobs `first_job` .. `end_job` - 1 of `other` after this buffer's, with their sectors."""
+        jobs = end_job - first_job
+        first, end = int(other.ptr[first_job]), int(other.ptr[end_job])
+        self.grow(jobs, end - first)
+        j, k = self.n_jobs, self.n_sectors
+        self.server[j:j + jobs] = other.server[first_job:end_job]
+        self.warp[j:j + jobs] = other.warp[first_job:end_job]
+        np.add(other.ptr[first_job + 1:end_job + 1], k - first, out=self.ptr[j + 1:j + jobs + 1])
+        self.sectors[k:k + end - first] = other.sectors[first:end]
+        self.n_jobs, self.n_sectors = j + jobs, k + end - first
 
     def trace(self, warps: int, views: bool = False) -> JobTrace:
         """The jobs appended: views of the buffers when `views` (the caller reuses the buffer only once
@@ -119,7 +148,7 @@ class JobBuffer:
 
 
 def _resized(array: np.ndarray, size: int) -> np.ndarray:
-    out = np.empty(size, dtype=array.dtype)
+    out = small_pages(size, array.dtype)
     out[: array.size] = array
     return out
 
@@ -151,20 +180,22 @@ def fits(n_jobs, n_sectors, need_jobs, need_sectors, job_server, sectors):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def expand_edges(edges, first, count, indices, levels, stamp, level, dst, stores):
+def expand_edges(edges, first, count, indices, levels, stamp, level, mark, before, dst, stores):
     """One lockstep inner-loop iteration: destinations of `edges[first:first+count]`, and the lanes
     that store.
 
     A lane stores when its destination is still unvisited, that is its BFS level is beyond
-    `level` and no earlier job of this round stored it (`stamp`). Loads precede stores within the
-    iteration, so two lanes finding the same vertex both store. Returns the number of stores.
+    `level` and no earlier job of this round stored it: `stamp` says so, or, where `before` > 0,
+    `mark[d] < before` does (an edge of the block before this part, whose jobs may not be made yet;
+    `split.SplitFill`). Loads precede stores within the iteration, so two lanes finding the same vertex
+    both store. Returns the number of stores.
     """
     for i in range(count):
         dst[i] = indices[edges[first + i]]
     stored = 0
     for i in range(count):
         d = dst[i]
-        if levels[d] > level and stamp[d] != level:
+        if levels[d] > level and stamp[d] != level and (before == 0 or mark[d] >= before):
             stores[stored] = d
             stored += 1
     for i in range(stored):
@@ -177,18 +208,20 @@ STEPS_AHEAD = 4
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def prefetch_step(edges, first, end, indices, levels, stamp):
-    """Ask for the `level` and `stamp` entries the lanes of a later step will test (random over the
-    vertices, so a step waits on them otherwise; no effect on results)."""
+def prefetch_step(edges, first, end, indices, levels, stamp, mark, before):
+    """Ask for the `level`, `stamp` (and where `before` > 0 `mark`) entries the lanes of a later step
+    will test (random over the vertices, so a step waits on them otherwise; no effect on results)."""
     for e in range(first, end):
         d = indices[edges[e]]
         prefetch(levels, d)
         prefetch(stamp, d)
+        if before > 0:
+            prefetch(mark, d)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def inner_iteration(warp, edges, first, count, indices, levels, stamp, level, base_edge, base_level, dst, stores, keys,
-                    job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
+def inner_iteration(warp, edges, first, count, indices, levels, stamp, level, mark, before, base_edge, base_level, dst,
+                    stores, keys, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
     """Jobs of one lockstep iteration over `edges[first:first+count]`: EDL reads edge_dst, NF2 reads
     level[dst], OP stores.
 
@@ -196,7 +229,7 @@ def inner_iteration(warp, edges, first, count, indices, levels, stamp, level, ba
     """
     n_jobs, n_sectors = push_job(EDL, warp, edges, first, count, base_edge, keys,
                                  job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
-    stored = expand_edges(edges, first, count, indices, levels, stamp, level, dst, stores)
+    stored = expand_edges(edges, first, count, indices, levels, stamp, level, mark, before, dst, stores)
     n_jobs, n_sectors = push_job(NF2, warp, dst, 0, count, base_level, keys,
                                  job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
     if stored > 0:

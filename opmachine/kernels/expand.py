@@ -21,6 +21,7 @@ from simdmodel.strategies import queue_units, schedules, several_blocks
 from ..alongside import ahead
 from ._jobs import (STEPS_AHEAD, JobBuffer, JobTrace, fits, generate, inner_iteration, input_jobs, lane_buffers,
                     prefetch_step)
+from .split import UNMARKED, SplitFill, edges_before, pieces
 
 INPUT_SECTORS_PER_WARP = 72  # ANI: <= 5 queue sectors of 32 entries; ERL: <= 2 x 32 row_start sectors
 
@@ -43,8 +44,8 @@ def unit_steps(step_warp, unit_warps, units):
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _fill(indptr, indices, levels, stamp, level, front, unit_ptr, first_unit, unit_warps, warp_entries, slots,
-          first_step, step_warp, step_end, edges, b_row, b_edge, b_level, b_queue, elements, dst, stores, keys,
+def _fill(indptr, indices, levels, stamp, level, mark, before, front, unit_ptr, first_unit, unit_warps, warp_entries,
+          slots, first_step, step_warp, step_end, edges, b_row, b_edge, b_level, b_queue, elements, dst, stores, keys,
           unit, units, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
     while unit < units:
         lo = unit_ptr[unit]
@@ -67,12 +68,14 @@ def _fill(indptr, indices, levels, stamp, level, front, unit_ptr, first_unit, un
                                            job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
         for s in range(s0, s1):
             if s + STEPS_AHEAD < s1:
-                prefetch_step(edges, step_end[s + STEPS_AHEAD - 1], step_end[s + STEPS_AHEAD], indices, levels, stamp)
+                prefetch_step(edges, step_end[s + STEPS_AHEAD - 1], step_end[s + STEPS_AHEAD], indices, levels, stamp,
+                              mark, before)
             e0 = step_end[s - 1] if s > 0 else 0
             lanes = step_end[s] - e0
             n_jobs, n_sectors = inner_iteration(first_warp + step_warp[s] % unit_warps, edges, e0, lanes,
-                                                indices, levels, stamp, level, b_edge, b_level, dst, stores, keys,
-                                                job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
+                                                indices, levels, stamp, level, mark, before, b_edge, b_level, dst,
+                                                stores, keys, job_server, job_warp, job_ptr, sectors, n_jobs,
+                                                n_sectors)
         unit += 1
     return unit, n_jobs, n_sectors, 0, 0
 
@@ -97,11 +100,12 @@ def expansion_size(graph, front, mapping) -> tuple[int, int]:
 
 
 def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: int,
-                   buffer: JobBuffer | None = None) -> JobTrace:
+                   buffer: JobBuffer | None = None, split: SplitFill | None = None) -> JobTrace:
     """JobTrace of the expansion of frontier `front` (level `level`) by `mapping` on `warps` launched warps.
 
     `stamp` marks the vertices stored this round (see `_jobs.expand_edges`); it is updated. With a
     `buffer` the jobs go there and the trace is a view of it, valid until the buffer is used again.
+    With `split` a large block of units is made by two CPUs at once (the same jobs).
     """
     reused = buffer is not None
     geometry = mapping.geometry
@@ -125,10 +129,19 @@ def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: i
                 buffer.reuse(*need)
             sized = True
         first_step = unit_steps(block.step_warp, geometry.unit_warps, block.units)
-        args = (graph.indptr, graph.indices, levels, stamp, level, front, block.unit_ptr, block.first_unit,
-                geometry.unit_warps, geometry.warp_entries, slots, first_step, block.step_warp, block.step_end,
-                block.edges, base["row_start"], base["edge_dst"], base["level"], base["queue"], *lane_buffers())
-        generate(_fill, args, 0, block.units, buffer)
+
+        def args_of(mark, before, block=block, first_step=first_step):
+            return (graph.indptr, graph.indices, levels, stamp, level, mark, before, front, block.unit_ptr,
+                    block.first_unit, geometry.unit_warps, geometry.warp_entries, slots, first_step, block.step_warp,
+                    block.step_end, block.edges, base["row_start"], base["edge_dst"], base["level"], base["queue"],
+                    *lane_buffers())
+
+        if split is not None and split.splits(block.steps, block.units):
+            bounds = pieces(first_step, split.count)
+            split.generate(_fill, args_of, bounds, edges_before(first_step, block.step_end, bounds), buffer,
+                           graph.indices, block.edges)
+        else:
+            generate(_fill, args_of(*UNMARKED), 0, block.units, buffer)
     if not sized:  # an empty frontier
         buffer = JobBuffer(0, 0)
     return buffer.trace(warps, views=reused)

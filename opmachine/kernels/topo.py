@@ -22,12 +22,13 @@ from ..alongside import ahead
 from ._jobs import (ANI, ERL, NF1, STEPS_AHEAD, JobBuffer, JobTrace, fits, generate, inner_iteration, lane_buffers,
                     prefetch_step, push_job)
 from .expand import INPUT_SECTORS_PER_WARP, unit_steps
+from .split import UNMARKED, SplitFill, edges_before, pieces
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _fill(indptr, indices, levels, stamp, level, warps, front, unit_ptr, unit_chunk, first_step, step_end, edges,
-          b_ani, b_row, b_edge, b_level, elements, dst, stores, keys, chunk, chunks, job_server, job_warp, job_ptr,
-          sectors, n_jobs, n_sectors):
+def _fill(indptr, indices, levels, stamp, level, mark, before, warps, front, unit_ptr, unit_chunk, first_step,
+          step_end, edges, b_ani, b_row, b_edge, b_level, elements, dst, stores, keys, chunk, chunks, job_server,
+          job_warp, job_ptr, sectors, n_jobs, n_sectors):
     n = levels.size
     units = unit_chunk.size
     unit = np.searchsorted(unit_chunk, chunk)  # the first unit at or after `chunk`
@@ -69,11 +70,11 @@ def _fill(indptr, indices, levels, stamp, level, warps, front, unit_ptr, unit_ch
             for s in range(s0, s1):
                 if s + STEPS_AHEAD < s1:
                     prefetch_step(edges, step_end[s + STEPS_AHEAD - 1], step_end[s + STEPS_AHEAD], indices, levels,
-                                  stamp)
+                                  stamp, mark, before)
                 e0 = step_end[s - 1] if s > 0 else 0
                 n_jobs, n_sectors = inner_iteration(warp, edges, e0, step_end[s] - e0, indices, levels,
-                                                    stamp, level, b_edge, b_level, dst, stores, keys, job_server,
-                                                    job_warp, job_ptr, sectors, n_jobs, n_sectors)
+                                                    stamp, level, mark, before, b_edge, b_level, dst, stores, keys,
+                                                    job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
             unit += 1
         chunk += 1
     return chunk, n_jobs, n_sectors, 0, 0
@@ -94,9 +95,9 @@ def topo_size(graph, front: np.ndarray) -> tuple[int, int]:
 
 
 def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, warps: int,
-              buffer: JobBuffer | None = None) -> JobTrace:
+              buffer: JobBuffer | None = None, split: SplitFill | None = None) -> JobTrace:
     """JobTrace of the topo launch that expands frontier `level` with `warps` launched warps (into
-    `buffer` if given, as `expand.expansion_jobs` does)."""
+    `buffer` if given, and with `split` by two CPUs at once, as `expand.expansion_jobs` does)."""
     reused = buffer is not None
     chunks = -(-graph.n // 32)
     front = np.flatnonzero(levels == level).astype(np.int32)
@@ -117,15 +118,24 @@ def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, 
         last = block.first_unit + block.units == units
         stop = chunks if last else int(unit_chunk[-1]) + 1
         first_step = unit_steps(block.step_warp, 1, block.units)
-        args = (graph.indptr, graph.indices, levels, stamp, level, warps, front, block.unit_ptr, unit_chunk,
-                first_step, block.step_end, block.edges, base["num_nodes"], base["row_start"], base["edge_dst"],
-                base["level"], *lane_buffers())
-        generate(_fill, args, chunk, stop, buffer)
+
+        def args_of(mark, before, block=block, unit_chunk=unit_chunk, first_step=first_step):
+            return (graph.indptr, graph.indices, levels, stamp, level, mark, before, warps, front, block.unit_ptr,
+                    unit_chunk, first_step, block.step_end, block.edges, base["num_nodes"], base["row_start"],
+                    base["edge_dst"], base["level"], *lane_buffers())
+
+        if split is not None and split.splits(block.steps, block.units):
+            units_at = pieces(first_step, split.count)
+            bounds = np.concatenate(([chunk], unit_chunk[units_at[1:-1]], [stop]))  # a piece's chunks
+            split.generate(_fill, args_of, bounds, edges_before(first_step, block.step_end, units_at), buffer,
+                           graph.indices, block.edges)
+        else:
+            generate(_fill, args_of(*UNMARKED), chunk, stop, buffer)
         chunk = stop
     if chunk < chunks:  # no active node at all: every chunk only loads and tests
         empty = np.zeros(0, dtype=np.int64)
-        args = (graph.indptr, graph.indices, levels, stamp, level, warps, front, np.zeros(1, dtype=np.int64), empty,
-                np.zeros(1, dtype=np.int64), empty, np.zeros(0, dtype=np.int32), base["num_nodes"],
+        args = (graph.indptr, graph.indices, levels, stamp, level, *UNMARKED, warps, front, np.zeros(1, dtype=np.int64),
+                empty, np.zeros(1, dtype=np.int64), empty, np.zeros(0, dtype=np.int32), base["num_nodes"],
                 base["row_start"], base["edge_dst"], base["level"], *lane_buffers())
         generate(_fill, args, chunk, chunks, buffer)
     return buffer.trace(warps, views=reused)
