@@ -24,7 +24,7 @@ from .cache.lru_list import LruList, lru_access, lru_clear
 from .cache.setassoc import small_access, small_constants
 from .cache.stack import prefetch
 from .critical import _MAX_SECTORS, launch_slots
-from .kernels import OP, SERVER_FIELDS
+from .kernels import OP, SERVER_FIELDS, small_pages
 from .layout import SECTOR_BYTES
 
 L2_MODELS = ("lru", "setassoc")
@@ -98,9 +98,8 @@ def _checked(packed, largest):
 
 
 @numba.njit(cache=True, nogil=True)
-def _interleaved_jobs(warp, server, ptr, warps, slots):
+def _interleaved_jobs(warp, server, ptr, warps, slots, packed):
     start, seen = _step_starts(warp, warps)
-    packed = np.empty(warp.size, dtype=np.uint64)
     largest = 0
     for j in range(warp.size):
         step = seen[warp[j]]
@@ -108,15 +107,18 @@ def _interleaved_jobs(warp, server, ptr, warps, slots):
         packed[start[step]] = _pack(j, server, warp, ptr, slots)
         start[step] += 1
         largest = max(largest, ptr[j + 1] - ptr[j])
-    return packed, largest
+    return largest
 
 
-def interleaved_jobs(warp, server, ptr, warps: int, slots: int) -> np.ndarray:
+def interleaved_jobs(warp, server, ptr, warps: int, slots: int, scratch: LaunchScratch | None = None) -> np.ndarray:
     """The jobs in interleaved order (`interleaved_order`), each packed in one uint64: slot `warp %
     slots`, server, sector count (at most 32) and first sector's offset. Read in order, the launch
-    pass then fetches only its sectors from all over the trace, not three more arrays."""
+    pass then fetches only its sectors from all over the trace, not three more arrays. With `scratch`
+    they are written into its `packed` array, valid until the next launch's."""
     _check_packable(ptr, slots)
-    return _checked(*_interleaved_jobs(warp, server, ptr, warps, slots))
+    packed = np.empty(warp.size, dtype=np.uint64) if scratch is None else scratch.packed_for(warp.size)
+    largest = _interleaved_jobs(warp, server, ptr, warps, slots, packed)
+    return _checked(packed, largest)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -298,13 +300,13 @@ def _l2_pass(packed, sectors, l2_constants, valid, tags, recency):
                                                                previous_slot)
 
 
-def pass_through_l2(trace, l2_state: SetAssocState) -> None:
+def pass_through_l2(trace, l2_state: SetAssocState, scratch: LaunchScratch | None = None) -> None:
     """Leave in `l2_state` what a launch leaves in the L2, and nothing else (a run before the predicted
-    one: its counts are not wanted)."""
+    one: its counts are not wanted). `scratch`: the prediction's (`LaunchScratch`), if any."""
     if not l2_state.small:
         l2_state.hits(_stream(interleaved_order(trace.warp, trace.warps), trace.server, trace.ptr, trace.sectors)[0])
         return
-    _l2_pass(interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, 1), trace.sectors,
+    _l2_pass(interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, 1, scratch), trace.sectors,
              small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order)
 
 
@@ -341,13 +343,21 @@ def _count(trace, packed, slots: int, models, counter, outcome, block_shift: int
 
 class LaunchScratch:
     """What a launch pass uses and hands back as it found it, kept from launch to launch so that no launch
-    allocates and clears it again: the request counter (zero, one int32 per sector id) and the row
-    buffers (`LruList`, emptied at the end of every pass)."""
+    allocates and clears it again: the request counter (zero, one int32 per sector id), the row
+    buffers (`LruList`, emptied at the end of every pass) and the interleaved jobs (`packed_for`)."""
 
     def __init__(self, layout, profile):
         self.counter = np.zeros(layout.total_sectors, dtype=np.int32)
         self.rows = LruList(layout.total_sectors // (profile.dram_block_bytes // SECTOR_BYTES) + 1,
                             profile.row_buffers)
+        self._packed = np.empty(0, dtype=np.uint64)
+
+    def packed_for(self, jobs: int) -> np.ndarray:
+        """Room for a launch's `jobs` packed jobs, the last launch's memory where it is large enough (its
+        pages are faulted in already)."""
+        if jobs > self._packed.size:
+            self._packed = small_pages(max(jobs, 2 * self._packed.size), np.uint64)
+        return self._packed[:jobs]
 
 
 def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2_state: SetAssocState | None = None,
@@ -371,7 +381,8 @@ def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2
     if sectors_per_block & (sectors_per_block - 1):
         raise ValueError(f"a DRAM block of {profile.dram_block_bytes} B is not a power of two of sectors")
     l2 = (small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order)
-    counts, loads = _count(trace, interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots), slots,
+    counts, loads = _count(trace, interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots, scratch),
+                           slots,
                            models, scratch.counter, np.zeros(0, dtype=np.int8), sectors_per_block.bit_length() - 1,
                            l2, scratch.rows)
     return counts, None, loads

@@ -28,8 +28,8 @@ from .critical import CriticalPathModel, launch_time, slot_instructions
 from .alongside import cpus
 from .footprint import check_simulation_fits
 from .instructions import LaunchCode, expansion_lanes, phase_trips, topo_lanes
-from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, compact_counts, compact_jobs,
-                      compact_warp_steps, SplitFill, expansion_jobs, topo_jobs)
+from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, SplitFill, compact_counts, compact_jobs,
+                      compact_warp_steps, expansion_jobs, hand_back, spare_buffer, topo_jobs)
 from .layout import layout_for
 from .machine import OperatorMachine, Server
 from .memory import (L2_MODELS, MRC_CAPACITIES_BYTES, LaunchScratch, jobs_per_warp, l2_geometry, pass_through_l2,
@@ -482,8 +482,8 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     def next_front(level: int) -> np.ndarray:
         return frontiers.frontier(level + 1) if level + 1 < frontiers.depth else frontiers.frontier(level)[:0]
 
-    reused = JobBuffer(0, 0)  # the predicted run's jobs, filled again launch after launch: no fresh pages to zero
-    split = SplitFill(graph.n) if cpus() >= 2 else None  # a large block's jobs made on two CPUs
+    reused = spare_buffer()  # the predicted run's jobs, filled again launch after launch: no fresh pages to zero
+    split = SplitFill(graph.n, buffer=spare_buffer()) if cpus() >= 2 else None  # a large block's jobs on two CPUs
 
     def produce(run: int, level: int, phase: str):
         """A launch, its jobs (None for a closed-form compaction; an expansion's in the predicted run are a view
@@ -541,7 +541,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             level_sectors = np.arange(layout.sector_of("level", 0), layout.sector_of("level", max(graph.n - 1, 0)) + 1)
             l2_state.hits(np.tile(level_sectors, 2))
         if rehearsal:
-            pass_through_l2(trace, l2_state)
+            pass_through_l2(trace, l2_state, scratch)
             continue
         loads = []
         if trace is None:
@@ -567,6 +567,9 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             bar.update()
     if bar is not None:
         bar.close()
+    trace = None  # the last view of `reused`
+    for buffer in (reused,) if split is None else (reused, split.buffer):
+        hand_back(buffer)
     mrc = None
     if l2_model == "lru":
         mrc = pd.DataFrame({"capacity_bytes": MRC_CAPACITIES_BYTES, "accesses": accesses, "misses": mrc_misses})

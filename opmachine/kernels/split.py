@@ -52,12 +52,12 @@ def edges_before(first_step: np.ndarray, step_end: np.ndarray, units: np.ndarray
 
 class SplitFill:
     """What making a block from both ends needs, kept from launch to launch of one prediction: `mark`
-    (int32 per vertex) and the buffer of the pieces made from the back. `min_steps`: the smallest block
-    so made; `count`: its pieces."""
+    (int32 per vertex) and the buffer of the pieces made from the back (`buffer`, else a new one).
+    `min_steps`: the smallest block so made; `count`: its pieces."""
 
-    def __init__(self, n: int, min_steps: int = SPLIT_STEPS, count: int = PIECES):
+    def __init__(self, n: int, min_steps: int = SPLIT_STEPS, count: int = PIECES, buffer: JobBuffer | None = None):
         self.mark = np.zeros(max(n, 1), dtype=np.int32)
-        self.buffer = JobBuffer(0, 0)
+        self.buffer = buffer if buffer is not None else JobBuffer(0, 0)
         self.min_steps = min_steps
         self.count = count
         self.blocks = 0  # blocks made from both ends so far
