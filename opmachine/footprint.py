@@ -8,10 +8,10 @@ as the job generators reserve them (`kernels.expansion_size`, `kernels.topo_size
 a strategy's decomposition (`simdmodel.strategies.BLOCK_EDGES` edges, with its steps: the one being
 turned into jobs and the next, made beside it by `alongside.ahead`); the pieces of a block made from its
 back on a second CPU, and the marks that making needs (`kernels.split`); and, predicting with a warm L2, the
-prior run's traces kept for reuse (at most `predict.TRACE_REUSE_BYTES`). The job buffers an earlier
-prediction of the process kept (`kernels.spare_buffer`) count as available: this one takes them up. A
-request that cannot fit gets one line with both sizes before any launch is simulated, instead of being
-killed by the kernel part-way through.
+prior run's traces kept for reuse (at most `predict.TRACE_REUSE_BYTES`). Where that does not fit, the
+job buffers an earlier prediction of the process kept (`kernels.spare_buffer`) are let go and it is
+checked again. A request that cannot fit gets one line with both sizes before any launch is simulated,
+instead of being killed by the kernel part-way through.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from simdmodel import resources
 from simdmodel.errors import InputError
 from simdmodel.strategies.schedule import BLOCK_EDGES
 
-from .kernels import expansion_size, spare_bytes, topo_size
+from .kernels import expansion_size, release_spares, topo_size
 
 JOB_BYTES = 1 + 4 + 8 + 8
 """A job's server, warp and sector offset in its trace, and its packed entry in the interleaved order."""
@@ -69,8 +69,9 @@ def check_simulation_fits(what: str, graph, layout, frontiers, expansion, profil
     available = resources.available_bytes()
     if available is None:
         return
-    available += spare_bytes()  # kept from an earlier prediction for this one
     needed, level = simulation_bytes(graph, layout, frontiers, expansion, profile, warm_l2, trace_budget)
+    if needed > available and release_spares():
+        available = resources.available_bytes() or 0
     if needed > available:
         raise InputError(f"{what}: simulating this BFS needs about {resources.format_bytes(needed)} more memory "
                          f"(its largest launch expands level {level}), but {resources.format_bytes(available)} "

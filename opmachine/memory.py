@@ -24,7 +24,7 @@ from .cache.lru_list import LruList, lru_access, lru_clear
 from .cache.setassoc import small_access, small_constants
 from .cache.stack import prefetch
 from .critical import _MAX_SECTORS, launch_slots
-from .kernels import OP, SERVER_FIELDS, small_pages
+from .kernels import OP, SERVER_FIELDS, job_array
 from .layout import SECTOR_BYTES
 
 L2_MODELS = ("lru", "setassoc")
@@ -356,7 +356,8 @@ class LaunchScratch:
         """Room for a launch's `jobs` packed jobs, the last launch's memory where it is large enough (its
         pages are faulted in already)."""
         if jobs > self._packed.size:
-            self._packed = small_pages(max(jobs, 2 * self._packed.size), np.uint64)
+            self._packed = np.empty(0, dtype=np.uint64)  # let the smaller one go first
+            self._packed = job_array(jobs, np.uint64)
         return self._packed[:jobs]
 
 
@@ -381,10 +382,9 @@ def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2
     if sectors_per_block & (sectors_per_block - 1):
         raise ValueError(f"a DRAM block of {profile.dram_block_bytes} B is not a power of two of sectors")
     l2 = (small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order)
-    counts, loads = _count(trace, interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots, scratch),
-                           slots,
-                           models, scratch.counter, np.zeros(0, dtype=np.int8), sectors_per_block.bit_length() - 1,
-                           l2, scratch.rows)
+    packed = interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots, scratch)
+    counts, loads = _count(trace, packed, slots, models, scratch.counter, np.zeros(0, dtype=np.int8),
+                           sectors_per_block.bit_length() - 1, l2, scratch.rows)
     return counts, None, loads
 
 

@@ -21,11 +21,11 @@ import pandas as pd
 from simdmodel.errors import InputError
 from simdmodel.algorithms import BFS
 
+from .alongside import cpus
 from .bfs_machine import SERVERS
 from .cache import SetAssocState
 from .counters import MeasuredLaunches, check_covers, scale_slots
 from .critical import CriticalPathModel, launch_time, slot_instructions
-from .alongside import cpus
 from .footprint import check_simulation_fits
 from .instructions import LaunchCode, expansion_lanes, phase_trips, topo_lanes
 from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, SplitFill, compact_counts, compact_jobs,

@@ -18,7 +18,8 @@ from opmachine.kernels import (Kernel, compact_chunks_per_warp, compact_counts, 
 from opmachine.kernels._jobs import push_job
 from opmachine.kernels._sort32 import sort32
 from opmachine.layout import ELEMENTS_PER_SECTOR, layout_for
-from opmachine.memory import interleaved_jobs, interleaved_order
+from opmachine.memory import LaunchScratch, interleaved_jobs, interleaved_order
+from opmachine.profile import load_profile
 from simdmodel.errors import InputError
 from simdmodel.frontier import bfs
 from simdmodel.graph import EdgeList, csr_from_edges
@@ -208,7 +209,12 @@ def test_interleaved_jobs_pack_each_job_of_the_interleaved_order(jobs, slots):
     packed = interleaved_jobs(warp, server, ptr, 7, slots)
     expected = [(int(ptr[j]), jobs[j][2], jobs[j][1], jobs[j][0] % slots) for j in interleaved_order(warp, 7)]
     assert [(int(p >> 29), int(p >> 23) & 63, int(p >> 20) & 7, int(p) & (2**20 - 1)) for p in packed] == expected
-
+    # into a launch scratch's array, left over from a larger launch: the same jobs, in the same memory
+    scratch = LaunchScratch(layout_for(8, 8), load_profile("h100", kind="gpu"))
+    larger = scratch.packed_for(len(jobs) + 5)
+    larger[:] = 2**64 - 1
+    again = interleaved_jobs(warp, server, ptr, 7, slots, scratch)
+    assert np.array_equal(again, packed) and again.ctypes.data == larger.ctypes.data
 
 
 @pytest.mark.parametrize("sectors", [63, 64])

@@ -1,13 +1,20 @@
 """Job buffers kept from one prediction for the next (`kernels.spare_buffer`): the largest is taken first,
-the kept memory stays under its cap, and a prediction in a buffer an earlier one filled is the same."""
+the kept memory stays under its cap and is let go for a prediction that needs it, and a prediction in a
+buffer an earlier one filled is the same; job arrays from either allocator (`kernels.job_array`)."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from opmachine.kernels import _jobs, hand_back, parse_kernel, spare_buffer, spare_bytes
+from opmachine.footprint import check_simulation_fits, simulation_bytes
+from opmachine.kernels import _jobs, hand_back, parse_kernel, release_spares, spare_buffer
+from opmachine.layout import layout_for
 from opmachine.predict import predict_bfs
 from opmachine.profile import load_profile
+from simdmodel import resources
+from simdmodel.algorithms import BFS
+from simdmodel.errors import InputError
 from simdmodel.load import load_graph
 
 
@@ -20,11 +27,18 @@ def test_the_largest_kept_buffer_is_taken_first_and_a_new_one_when_none_is_kept(
     small, large = _jobs.JobBuffer(10, 100), _jobs.JobBuffer(1000, 10_000)
     hand_back(small)
     hand_back(large)
-    assert spare_bytes() == small.reserved_bytes + large.reserved_bytes
     assert spare_buffer() is large
     assert spare_buffer() is small
     fresh = spare_buffer()
-    assert fresh is not small and fresh is not large and spare_bytes() == 0
+    assert fresh is not small and fresh is not large and _jobs._spares == []
+
+
+def test_releasing_lets_every_kept_buffer_go_and_says_how_much_they_held(no_spares):
+    kept = [_jobs.JobBuffer(10, 100), _jobs.JobBuffer(20, 300)]
+    for buffer in kept:
+        hand_back(buffer)
+    assert release_spares() == sum(buffer.reserved_bytes for buffer in kept)
+    assert _jobs._spares == [] and release_spares() == 0
 
 
 def test_buffers_past_the_cap_are_let_go(no_spares, monkeypatch):
@@ -43,6 +57,32 @@ def test_a_prediction_in_buffers_an_earlier_one_filled_is_the_same(no_spares):
         return predict_bfs(graph, 0, parse_kernel(label), profile, l2_model="setassoc", warm_l2=True).per_level
 
     first = table("sm-4")
-    assert spare_bytes() > 0  # handed back
+    assert _jobs._spares  # handed back
     table("topo")  # fills the kept buffers with other jobs
     pd.testing.assert_frame_equal(table("sm-4"), first, check_exact=True)
+
+
+@pytest.mark.parametrize("limit", [0, 1 << 20])
+def test_job_arrays_of_either_allocator_hold_what_is_written(limit, monkeypatch):
+    monkeypatch.setattr(_jobs, "SMALL_PAGES_BYTES", limit)  # 0: every array from numpy
+    values = np.arange(1000, dtype=np.int64) * 3
+    array = _jobs.job_array(values.size, np.int64)
+    array[:] = values
+    assert array.dtype == np.int64 and array.shape == (1000,) and np.array_equal(array, values)
+    assert array.flags.writeable and array.ctypes.data % 8 == 0
+
+
+def test_a_prediction_that_fits_only_without_the_kept_buffers_lets_them_go_first(no_spares, monkeypatch):
+    graph = load_graph("rmat:scale=10,ef=8,seed=1")
+    profile = load_profile("h100", kind="gpu")
+    frontiers, layout = BFS.rounds(graph, 0, "sorted"), layout_for(graph.n, graph.m)
+    needed, _ = simulation_bytes(graph, layout, frontiers, None, profile, False, 0)
+    kept = _jobs.JobBuffer(1000, 1000)
+    free = iter([needed - 1, needed])  # short by a byte until the kept buffer is let go
+    monkeypatch.setattr(resources, "available_bytes", lambda: next(free))
+    hand_back(kept)
+    check_simulation_fits("opm topo", graph, layout, frontiers, None, profile, False, 0)
+    assert _jobs._spares == []
+    monkeypatch.setattr(resources, "available_bytes", lambda: needed - 1)
+    with pytest.raises(InputError, match="needs about"):
+        check_simulation_fits("opm topo", graph, layout, frontiers, None, profile, False, 0)

@@ -21,7 +21,7 @@ from simdmodel.strategies import schedule
 from test_opm_jobs import graph_of, graphs, jobs_of
 
 
-def _traces(graph, kernel, split, warps=24):
+def _traces(graph, kernel, fill, warps=24):
     frontiers = bfs(graph, int(np.flatnonzero(graph.degrees() > 0)[0]))
     layout = layout_for(graph.n, graph.m)
     stamp = np.full(graph.n, -1, dtype=np.int32)
@@ -29,9 +29,9 @@ def _traces(graph, kernel, split, warps=24):
     for level in range(frontiers.depth):
         if kernel.data_driven:
             trace = expansion_jobs(graph, frontiers.levels, stamp, level, frontiers.frontier(level), kernel.expansion,
-                                   layout, warps, split=split)
+                                   layout, warps, split=fill)
         else:
-            trace = topo_jobs(graph, frontiers.levels, stamp, level, layout, warps // 8, split=split)
+            trace = topo_jobs(graph, frontiers.levels, stamp, level, layout, warps // 8, split=fill)
         out.append(jobs_of(trace))
     return out, stamp
 
@@ -44,13 +44,14 @@ def _back_first(function, args):
 
 
 def _back_then_front(monkeypatch):
-    """Make the front wait for the back's first piece, so both ends make some (on two threads)."""
+    """Make the front wait for the back's first piece, so both ends make some (on two threads; where a block
+    is one piece, the back makes none and the front goes on after a second)."""
     made = threading.Event()
     real = split.generate
 
     def generate(fill, args, start, stop, buffer):
         if threading.current_thread() is threading.main_thread():
-            made.wait(5)
+            made.wait(1)
             real(fill, args, start, stop, buffer)
         else:
             real(fill, args, start, stop, buffer)
@@ -75,7 +76,7 @@ def test_jobs_made_from_both_ends_are_the_jobs_made_in_turn(spec, label, count, 
     in_turn, stamp = _traces(graph, kernel, None)
     with pytest.MonkeyPatch.context() as mp:
         WHO[who](mp)
-        mp.setattr(schedule, "BLOCK_EDGES", block_edges)  # several blocks: each marks above the last one's positions
+        mp.setattr(schedule, "BLOCK_EDGES", block_edges)  # several blocks, each marking its own edges
         both_ends, split_stamp = _traces(graph, kernel, SplitFill(graph.n, min_steps=1, count=count))
     assert both_ends == in_turn
     assert np.array_equal(split_stamp, stamp)  # the round's stores are the same vertices

@@ -14,8 +14,8 @@ from simdmodel.couplings import is_coupling
 from simdmodel.errors import InputError
 from simdmodel.strategies import STRATEGIES, WARP_SIZE, Mapping, check_cta_size, parse_mapping
 
-from ._jobs import (ANI, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobBuffer, JobTrace, hand_back, small_pages,
-                    spare_buffer, spare_bytes)
+from ._jobs import (ANI, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobBuffer, JobTrace, hand_back, job_array,
+                    release_spares, spare_buffer)
 from .compact import compact_chunks_per_warp, compact_counts, compact_jobs, compact_warp_steps
 from .expand import expansion_jobs, expansion_size
 from .split import SplitFill
@@ -105,6 +105,6 @@ def check_grid(grid: int) -> int:
 __all__ = [
     "ANI", "NF1", "ERL", "EDL", "NF2", "OP", "SERVER_FIELDS", "DEFAULT_BLOCK", "TOPO", "JobBuffer", "JobTrace",
     "Kernel", "Launch", "SplitFill", "check_block", "check_grid", "compact_chunks_per_warp", "compact_counts",
-    "compact_jobs", "compact_warp_steps", "expansion_jobs", "expansion_size", "hand_back", "parse_kernel",
-    "small_pages", "spare_buffer", "spare_bytes", "topo_jobs", "topo_size",
+    "compact_jobs", "compact_warp_steps", "expansion_jobs", "expansion_size", "hand_back", "job_array",
+    "parse_kernel", "release_spares", "spare_buffer", "topo_jobs", "topo_size",
 ]

@@ -82,13 +82,22 @@ def _bytes(size):
     return np.empty(size, dtype=np.uint8)
 
 
-def small_pages(size: int, dtype) -> np.ndarray:
-    """`np.empty(size, dtype)` from numba's allocator, which, unlike numpy's, does not ask the kernel for
-    huge pages. A launch's jobs are written once, front to back: where transparent huge pages are
-    allocated on demand (`defrag` = madvise, the usual setting), each first touch of a huge page can wait
-    for memory to be compacted, and a 2^20-vertex topo prediction spent about a third of its time so
-    (bench/bench_opm.py)."""
+SMALL_PAGES_BYTES = 1 << 31
+"""The largest job array taken from numba's allocator (`job_array`); larger ones come from numpy."""
+
+
+def job_array(size: int, dtype) -> np.ndarray:
+    """`np.empty(size, dtype)` for a launch's jobs. Up to SMALL_PAGES_BYTES it comes from numba's allocator,
+    which, unlike numpy's, does not ask the kernel for transparent huge pages: a launch's jobs are written
+    once, front to back, and where huge pages are allocated on demand (THP `defrag` = madvise, the usual
+    setting) each first touch can wait for memory to be compacted. Measured on a 2-core machine, one
+    process alternating both ways: `topo` on rmat-20 (arrays up to 0.3 GB) 2.9 s against 3.6-3.9 s,
+    warm `sm-32` on kron-22 (up to 1.5 GB) 9.7-10.2 s against 11.3-11.7 s; warm `sm-32` on kron-24 (up to
+    6 GB), whose random gathers over the trace want huge pages' TLB reach, 88 s against 78 s, so arrays
+    that large keep numpy's."""
     dtype = np.dtype(dtype)
+    if size * dtype.itemsize > SMALL_PAGES_BYTES:
+        return np.empty(size, dtype=dtype)
     return _bytes(size * dtype.itemsize).view(dtype)
 
 
@@ -96,11 +105,11 @@ class JobBuffer:
     """Growable job arrays handed to a numba generator, which stops early when a chunk would not fit."""
 
     def __init__(self, jobs: int, sectors: int):
-        self.server = small_pages(max(jobs, 16), np.int8)
-        self.warp = small_pages(max(jobs, 16), np.int32)
-        self.ptr = small_pages(max(jobs, 16) + 1, np.int64)
+        self.server = job_array(max(jobs, 16), np.int8)
+        self.warp = job_array(max(jobs, 16), np.int32)
+        self.ptr = job_array(max(jobs, 16) + 1, np.int64)
         self.ptr[0] = 0
-        self.sectors = small_pages(max(sectors, 64), np.int32)
+        self.sectors = job_array(max(sectors, 64), np.int32)
         self.n_jobs = 0
         self.n_sectors = 0
 
@@ -110,12 +119,12 @@ class JobBuffer:
         self.n_jobs = self.n_sectors = 0
         self.ptr[0] = 0
         if jobs > self.server.size:
-            self.server = small_pages(jobs, np.int8)
-            self.warp = small_pages(jobs, np.int32)
-            self.ptr = small_pages(jobs + 1, np.int64)
+            self.server = job_array(jobs, np.int8)
+            self.warp = job_array(jobs, np.int32)
+            self.ptr = job_array(jobs + 1, np.int64)
             self.ptr[0] = 0
         if sectors > self.sectors.size:
-            self.sectors = small_pages(sectors, np.int32)
+            self.sectors = job_array(sectors, np.int32)
 
     def grow(self, need_jobs: int, need_sectors: int) -> None:
         if self.n_jobs + need_jobs > self.server.size:
@@ -130,7 +139,7 @@ class JobBuffer:
     def reserved_bytes(self) -> int:
         return self.server.nbytes + self.warp.nbytes + self.ptr.nbytes + self.sectors.nbytes
 
-    def append(self, other: "JobBuffer", first_job: int, end_job: int) -> None:
+    def append(self, other: JobBuffer, first_job: int, end_job: int) -> None:
         """Append jobs `first_job` .. `end_job` - 1 of `other` after this buffer's, with their sectors."""
         jobs = end_job - first_job
         first, end = int(other.ptr[first_job]), int(other.ptr[end_job])
@@ -160,8 +169,8 @@ _spares_lock = threading.Lock()
 
 def spare_buffer() -> JobBuffer:
     """A job buffer for one prediction: the largest one an earlier prediction of this process handed back
-    (`hand_back`), whose pages are already faulted in, else a new one. Faulting in a launch's fresh
-    pages cost a 2^20-vertex `sm-8` prediction a third of its time."""
+    (`hand_back`), whose pages are already faulted in, else a new one. Faulting in fresh pages took 0.4 s
+    of system time in a 1.6 s `sm-8` prediction on rmat-20."""
     with _spares_lock:
         if not _spares:
             return JobBuffer(0, 0)
@@ -169,10 +178,12 @@ def spare_buffer() -> JobBuffer:
         return _spares.pop(largest)
 
 
-def spare_bytes() -> int:
-    """Memory the kept job buffers hold: a prediction takes them up again (`spare_buffer`)."""
+def release_spares() -> int:
+    """Let every kept job buffer go (a prediction that would not fit beside them); the bytes they held."""
     with _spares_lock:
-        return sum(spare.reserved_bytes for spare in _spares)
+        released = sum(spare.reserved_bytes for spare in _spares)
+        _spares.clear()
+    return released
 
 
 def hand_back(buffer: JobBuffer) -> None:
@@ -184,7 +195,7 @@ def hand_back(buffer: JobBuffer) -> None:
 
 
 def _resized(array: np.ndarray, size: int) -> np.ndarray:
-    out = small_pages(size, array.dtype)
+    out = job_array(size, array.dtype)
     out[: array.size] = array
     return out
 
