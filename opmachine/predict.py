@@ -567,7 +567,6 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             bar.update()
     if bar is not None:
         bar.close()
-    trace = None  # the last view of `reused`
     for buffer in (reused,) if split is None else (reused, split.buffer):
         hand_back(buffer)
     mrc = None

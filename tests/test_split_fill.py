@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from opmachine import alongside
 from opmachine.kernels import OP, SplitFill, expansion_jobs, parse_kernel, split, topo_jobs
-from opmachine.kernels.split import pieces
 from opmachine.layout import layout_for
 from simdmodel.frontier import bfs
 from simdmodel.graph import EdgeList, csr_from_edges
@@ -128,4 +127,6 @@ def test_marks_left_from_earlier_blocks_change_nothing(monkeypatch):
     ([0, 5, 9], 16, [0, 1, 2]),  # fewer units than pieces
 ])
 def test_pieces_cut_at_about_equal_steps_with_at_least_one_unit_each(first_step, count, expected):
-    assert pieces(np.array(first_step), count).tolist() == expected
+    units, edge_at = SplitFill(1, count=count).cut(np.array(first_step), 2 * np.arange(1, first_step[-1] + 1))
+    assert units.tolist() == expected
+    assert edge_at.tolist() == [2 * first_step[u] for u in expected]  # two edges a step

@@ -105,24 +105,19 @@ class JobBuffer:
     """Growable job arrays handed to a numba generator, which stops early when a chunk would not fit."""
 
     def __init__(self, jobs: int, sectors: int):
-        self.server = job_array(max(jobs, 16), np.int8)
-        self.warp = job_array(max(jobs, 16), np.int32)
-        self.ptr = job_array(max(jobs, 16) + 1, np.int64)
-        self.ptr[0] = 0
-        self.sectors = job_array(max(sectors, 64), np.int32)
-        self.n_jobs = 0
-        self.n_sectors = 0
+        self.server, self.warp, self.ptr, self.sectors = (np.empty(0, dtype=dtype)
+                                                          for dtype in (np.int8, np.int32, np.int64, np.int32))
+        self.reuse(max(jobs, 16), max(sectors, 64))
 
     def reuse(self, jobs: int, sectors: int) -> None:
         """Empty the buffer for another launch, with room for at least these many jobs and sectors
         (its memory is used again: no fresh pages to fault in and zero)."""
         self.n_jobs = self.n_sectors = 0
-        self.ptr[0] = 0
         if jobs > self.server.size:
             self.server = job_array(jobs, np.int8)
             self.warp = job_array(jobs, np.int32)
             self.ptr = job_array(jobs + 1, np.int64)
-            self.ptr[0] = 0
+        self.ptr[0] = 0
         if sectors > self.sectors.size:
             self.sectors = job_array(sectors, np.int32)
 
@@ -167,6 +162,10 @@ _spares: list[JobBuffer] = []
 _spares_lock = threading.Lock()
 
 
+def _kept_bytes() -> int:
+    return sum(spare.reserved_bytes for spare in _spares)
+
+
 def spare_buffer() -> JobBuffer:
     """A job buffer for one prediction: the largest one an earlier prediction of this process handed back
     (`hand_back`), whose pages are already faulted in, else a new one. Faulting in fresh pages took 0.4 s
@@ -174,14 +173,15 @@ def spare_buffer() -> JobBuffer:
     with _spares_lock:
         if not _spares:
             return JobBuffer(0, 0)
-        largest = max(range(len(_spares)), key=lambda i: _spares[i].reserved_bytes)
-        return _spares.pop(largest)
+        largest = max(_spares, key=lambda spare: spare.reserved_bytes)
+        _spares.remove(largest)
+        return largest
 
 
 def release_spares() -> int:
     """Let every kept job buffer go (a prediction that would not fit beside them); the bytes they held."""
     with _spares_lock:
-        released = sum(spare.reserved_bytes for spare in _spares)
+        released = _kept_bytes()
         _spares.clear()
     return released
 
@@ -190,7 +190,7 @@ def hand_back(buffer: JobBuffer) -> None:
     """Keep `buffer` for a later prediction (`spare_buffer`) while the kept ones hold at most SPARE_BYTES;
     the caller holds no view of it any more."""
     with _spares_lock:
-        if buffer.reserved_bytes + sum(spare.reserved_bytes for spare in _spares) <= SPARE_BYTES:
+        if buffer.reserved_bytes + _kept_bytes() <= SPARE_BYTES:
             _spares.append(buffer)
 
 

@@ -21,7 +21,7 @@ from simdmodel.strategies import queue_units, schedules, several_blocks
 from ..alongside import ahead
 from ._jobs import (STEPS_AHEAD, JobBuffer, JobTrace, fits, generate, inner_iteration, input_jobs, lane_buffers,
                     prefetch_step)
-from .split import UNMARKED, SplitFill, edges_before, pieces
+from .split import UNMARKED, SplitFill
 
 INPUT_SECTORS_PER_WARP = 72  # ANI: <= 5 queue sectors of 32 entries; ERL: <= 2 x 32 row_start sectors
 
@@ -137,9 +137,7 @@ def expansion_jobs(graph, levels, stamp, level, front, mapping, layout, warps: i
                     *lane_buffers())
 
         if split is not None and split.splits(block.steps, block.units):
-            bounds = pieces(first_step, split.count)
-            split.generate(_fill, args_of, bounds, edges_before(first_step, block.step_end, bounds), buffer,
-                           graph.indices, block.edges)
+            split.generate(_fill, args_of, *split.cut(first_step, block.step_end), buffer, graph.indices, block.edges)
         else:
             generate(_fill, args_of(*UNMARKED), 0, block.units, buffer)
     if not sized:  # an empty frontier

@@ -36,20 +36,6 @@ def _mark_first_reach(indices, edges, mark):
         mark[indices[edges[e]]] = e
 
 
-def pieces(first_step: np.ndarray, count: int) -> np.ndarray:
-    """Units at which `count` pieces of about equal warp steps begin, and the units' end (first_step:
-    each unit's first step, units + 1 offsets); fewer where units are few or steps bunch."""
-    targets = np.linspace(0, first_step[-1], count + 1)[1:-1]
-    cuts = np.searchsorted(first_step, targets)
-    return np.unique(np.concatenate(([0], cuts[(cuts > 0) & (cuts < first_step.size - 1)], [first_step.size - 1])))
-
-
-def edges_before(first_step: np.ndarray, step_end: np.ndarray, units: np.ndarray) -> np.ndarray:
-    """The edges of the steps before each of `units` (units at which pieces begin, `pieces`)."""
-    steps = first_step[units]
-    return np.where(steps > 0, step_end[np.maximum(steps - 1, 0)], 0)
-
-
 class SplitFill:
     """What making a block from both ends needs, kept from launch to launch of one prediction: `mark`
     (int32 per vertex) and the buffer of the pieces made from the back (`buffer`, else a new one).
@@ -61,6 +47,17 @@ class SplitFill:
         self.min_steps = min_steps
         self.count = count
         self.blocks = 0  # blocks made from both ends so far
+
+    def cut(self, first_step: np.ndarray, step_end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A block's pieces of about equal warp steps (first_step: each unit's first step, units + 1 offsets;
+        step_end: each step's edges' end): the units at which they begin and the units' end (fewer than
+        `count` pieces where units are few or steps bunch), and the block's edges before each."""
+        targets = np.linspace(0, first_step[-1], self.count + 1)[1:-1]
+        cuts = np.searchsorted(first_step, targets)
+        units = np.unique(np.concatenate(([0], cuts[(cuts > 0) & (cuts < first_step.size - 1)],
+                                          [first_step.size - 1])))
+        steps = first_step[units]
+        return units, np.where(steps > 0, step_end[np.maximum(steps - 1, 0)], 0)
 
     def splits(self, steps: int, units: int) -> bool:
         """Whether a block of `steps` warp steps over `units` work units is made from both ends."""

@@ -22,7 +22,7 @@ from ..alongside import ahead
 from ._jobs import (ANI, ERL, NF1, STEPS_AHEAD, JobBuffer, JobTrace, fits, generate, inner_iteration, lane_buffers,
                     prefetch_step, push_job)
 from .expand import INPUT_SECTORS_PER_WARP, unit_steps
-from .split import UNMARKED, SplitFill, edges_before, pieces
+from .split import UNMARKED, SplitFill
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -125,10 +125,9 @@ def topo_jobs(graph, levels: np.ndarray, stamp: np.ndarray, level: int, layout, 
                     base["edge_dst"], base["level"], *lane_buffers())
 
         if split is not None and split.splits(block.steps, block.units):
-            units_at = pieces(first_step, split.count)
+            units_at, edge_at = split.cut(first_step, block.step_end)
             bounds = np.concatenate(([chunk], unit_chunk[units_at[1:-1]], [stop]))  # a piece's chunks
-            split.generate(_fill, args_of, bounds, edges_before(first_step, block.step_end, units_at), buffer,
-                           graph.indices, block.edges)
+            split.generate(_fill, args_of, bounds, edge_at, buffer, graph.indices, block.edges)
         else:
             generate(_fill, args_of(*UNMARKED), chunk, stop, buffer)
         chunk = stop
