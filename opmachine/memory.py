@@ -152,8 +152,8 @@ def jobs_per_warp(trace) -> np.ndarray:
 
 
 def l2_geometry(profile) -> SetAssocGeometry:
-    """The profile's L2 as a sectored set-associative cache."""
-    return SetAssocGeometry.from_capacity(profile.l2_bytes, profile.l2_ways, profile.l2_line_bytes,
+    """The profile's L2 as a sectored set-associative cache of the capacity the model simulates."""
+    return SetAssocGeometry.from_capacity(profile.l2_model_bytes, profile.l2_ways, profile.l2_line_bytes,
                                           profile.sector_bytes)
 
 
@@ -175,7 +175,7 @@ def stream_outcomes(trace, layout, profile, l2_model: str = "lru", l2_state: Set
     misses_at = None
     if l2_model == "lru":
         distances = stack_distances(stream, layout.total_sectors)
-        hit = (distances >= 0) & (distances < profile.l2_bytes // SECTOR_BYTES)
+        hit = (distances >= 0) & (distances < profile.l2_model_bytes // SECTOR_BYTES)
         capacities = [c // SECTOR_BYTES for c in MRC_CAPACITIES_BYTES]
         misses_at = np.rint(miss_ratio_curve(distances, capacities) * stream.size).astype(np.int64)
     elif l2_state is not None:

@@ -345,7 +345,7 @@ class _KeptTraces:
 
 
 SIMULATION_FIELDS = ("compute_capability", "warp_size", "sms", "max_warps_per_sm", "max_blocks_per_sm",
-                     "max_threads_per_block", "l2_bytes", "l2_ways", "l2_line_bytes", "sector_bytes",
+                     "max_threads_per_block", "l2_model_bytes", "l2_ways", "l2_line_bytes", "sector_bytes",
                      "dram_block_bytes", "row_buffers")
 """The profile fields that decide a BFS's simulation (launch geometry, instruction listings, L2 and
 row buffers); profiles equal in these differ only in the time they give it."""

@@ -22,7 +22,8 @@ from simdmodel.load import load_graph
 
 
 def _profile(sets, ways, sectors_per_line, row_buffers, physical_warps, block_sectors=8):
-    return SimpleNamespace(l2_bytes=sets * ways * 32 * sectors_per_line, l2_ways=ways,
+    l2_bytes = sets * ways * 32 * sectors_per_line
+    return SimpleNamespace(l2_bytes=l2_bytes, l2_model_bytes=l2_bytes, l2_ways=ways,
                            l2_line_bytes=32 * sectors_per_line, sector_bytes=32, dram_block_bytes=32 * block_sectors,
                            row_buffers=row_buffers, physical_warps=physical_warps)
 

@@ -15,7 +15,8 @@ One concept per module: `curve` (S(m)), `schema` (key names, typed checks, prove
 `compaction` (the [compaction] times by graph size), `gather` (the [gather] rates of random 4-byte
 loads), `atomics` (the [atomics] time of atomics on one word), `atomic_latency` (the
 [atomic_latency] wait of an atomic beyond a load's), `bitmask` (the [bitmask] rates of
-lookups that store their byte back), `loading` (shipped names and paths),
+lookups that store their byte back), `l2_capacity` (the [l2_capacity] the model's L2 simulates),
+`loading` (shipped names and paths),
 `writing` (measured profiles written, validated and moved into place), `errors`.
 """
 from .atomic_latency import AtomicLatency
@@ -23,6 +24,7 @@ from .atomics import AtomicCosts
 from .bitmask import BitmaskRates
 from .compaction import CompactionCosts
 from .gather import GatherRates
+from .l2_capacity import L2Capacity
 from .cpu_profile import CacheLevel, CPUProfile, LoopCosts
 from .curve import Curve, closed_queue_curve
 from .errors import ProfileError, ProfileKindError
@@ -65,6 +67,7 @@ __all__ = [
     "CompactionCosts",
     "Curve",
     "GatherRates",
+    "L2Capacity",
     "LoopCosts",
     "MEASURED_SECTIONS",
     "GPUProfile",

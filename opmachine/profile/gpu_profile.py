@@ -14,6 +14,7 @@ from .atomic_latency import AtomicLatency, parse_atomic_latency
 from .atomics import AtomicCosts, parse_atomics
 from .bitmask import BitmaskRates, parse_bitmask
 from .gather import GatherRates, parse_gather
+from .l2_capacity import L2Capacity, parse_l2_capacity
 from .curve import Curve
 from .instructions import InstructionCosts, parse_instructions
 from .schema import (
@@ -33,7 +34,8 @@ __all__ = ["GPUProfile", "parse_gpu"]
 
 
 _MEASURED_PARSERS = {"compaction": parse_compaction, "gather": parse_gather, "atomics": parse_atomics,
-                     "bitmask": parse_bitmask, "atomic_latency": parse_atomic_latency}
+                     "bitmask": parse_bitmask, "atomic_latency": parse_atomic_latency,
+                     "l2_capacity": parse_l2_capacity}
 MEASURED_SECTIONS = tuple(_MEASURED_PARSERS)
 """The optional tables a microbenchmark measures, each with its own [TABLE.provenance] and a GPUProfile
 field of its name: the order a rendered profile writes them in."""
@@ -83,11 +85,22 @@ class GPUProfile:
     atomics: AtomicCosts | None = None
     bitmask: BitmaskRates | None = None
     atomic_latency: AtomicLatency | None = None
+    l2_capacity: L2Capacity | None = None
 
     @property
     def physical_warps(self) -> int:
         """Warps resident at once on the whole GPU: 960 on the K40c (seed 003 §6.5)."""
         return self.sms * self.max_warps_per_sm
+
+    @property
+    def l2_model_bytes(self) -> int:
+        """The L2 capacity the model simulates: [l2_capacity]'s effective bytes where measured (what data
+        that every SM reads can fill), rounded down to a whole number of sets and at most l2_bytes; else
+        l2_bytes."""
+        if self.l2_capacity is None:
+            return self.l2_bytes
+        set_bytes = self.l2_ways * self.l2_line_bytes
+        return max(1, min(self.l2_capacity.effective_bytes, self.l2_bytes) // set_bytes) * set_bytes
 
     @property
     def has_row_split(self) -> bool:

@@ -6,7 +6,8 @@ is a factor on one knob of a base profile; `derive_profile` applies them and nam
 
 The knobs, and what a factor f changes (everything else, curves included, stays as measured):
 
-- `l2`: `l2_bytes` x f, rounded to a whole number of sets (ways x line), at least one set.
+- `l2`: `l2_bytes` x f, rounded to a whole number of sets (ways x line), at least one set; a measured
+  [l2_capacity] (what the model's L2 holds) scales by f too.
 - `dram`: DRAM bandwidth x f. `dram_bandwidth_gbs` x f, and every DRAM service curve (row hits,
   row misses, their one-warp forms) S(m) -> S(m) + S_min (1/f - 1), where S_min is the curve's
   floor: the per-request time at full bandwidth becomes S_min / f while the latency-bound part
@@ -141,6 +142,8 @@ def derive_profile(profile: GPUProfile, changes: dict[str, float]) -> GPUProfile
         if knob == "l2":
             set_bytes = profile.l2_ways * profile.l2_line_bytes
             fields["l2_bytes"] = max(1, round(profile.l2_bytes * factor / set_bytes)) * set_bytes
+            if profile.l2_capacity is not None:
+                fields["l2_capacity"] = profile.l2_capacity.scaled(factor)
         elif knob == "dram":
             fields["dram_bandwidth_gbs"] = profile.dram_bandwidth_gbs * factor
             curves = _scaled_curves(curves, DRAM_CURVES, factor)

@@ -1,8 +1,8 @@
 """Writing measured GPU profiles: TOML text in the schema's layout, checked by loading it back, then
 moved into place (a temporary file beside the target, validated, renamed: nothing half-written).
 The [instructions] section and the measured sections (`gpu_profile.MEASURED_SECTIONS`: [compaction],
-[gather], [atomics], [bitmask], [atomic_latency]) are written at the end of a profile, with comments saying
-what the numbers are and how they were measured; `write_gpu_instructions` and `write_gpu_section` add or
+[gather], [atomics], [bitmask], [atomic_latency], [l2_capacity]) are written at the end of a profile, with
+comments saying what the numbers are and how they were measured; `write_gpu_instructions` and `write_gpu_section` add or
 replace one in a profile file and keep everything else in that file as it is."""
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from .errors import ProfileError
 from .gpu_profile import MEASURED_SECTIONS, GPUProfile
 from .compaction import CompactionCosts
 from .atomic_latency import AtomicLatency
+from .l2_capacity import L2Capacity
 from .atomics import AtomicCosts
 from .bitmask import BitmaskRates
 from .gather import GatherRates
@@ -41,7 +42,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
                        instructions: InstructionCosts | None = None, instructions_notes: Sequence[str] = (),
                        compaction: CompactionCosts | None = None, gather: GatherRates | None = None,
                        atomics: AtomicCosts | None = None, bitmask: BitmaskRates | None = None,
-                       atomic_latency: AtomicLatency | None = None) -> str:
+                       atomic_latency: AtomicLatency | None = None, l2_capacity: L2Capacity | None = None) -> str:
     """The TOML text of a measured GPU profile (`measured = true`), in the layout of the shipped files.
 
     `hardware` maps every key of GPU_HARDWARE_KEYS to its value; `curves` maps curve names to
@@ -49,7 +50,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     (the run). `header` lines become `#` comments at the top, `hardware_notes` a `# note` after a
     [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
     `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`),
-    and `compaction`, `gather`, `atomics`, `bitmask`, `atomic_latency` the measured sections of those names
+    and `compaction`, `gather`, `atomics`, `bitmask`, `atomic_latency`, `l2_capacity` the measured sections of
+    those names
     (`measured_section`).
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
@@ -108,7 +110,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     if instructions is not None:
         text += "\n" + instruction_section(instructions, label, instructions_notes)
     measured = dict(compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask,
-                    atomic_latency=atomic_latency)
+                    atomic_latency=atomic_latency, l2_capacity=l2_capacity)
     for table in MEASURED_SECTIONS:
         if measured[table] is not None:
             text += "\n" + measured_section(table, measured[table], label)
@@ -235,7 +237,7 @@ def _array_section(table: str, intro: str, values: dict, int_keys, provenance: d
         if not isinstance(array, (list, tuple)):  # a scalar
             if isinstance(array, (bool, np.bool_)) or not isinstance(array, (int, float, np.integer, np.floating)):
                 raise ProfileError(label, f"{table}.{key}: must be a number, got {array!r}")
-            lines.append(f"{key} = {_toml_number(float(array))}")
+            lines.append(f"{key} = {int(array) if key in int_keys else _toml_number(float(array))}")
             continue
         items = []
         for i, value in enumerate(array):
@@ -270,13 +272,18 @@ _MEASURED = {  # table -> (what it holds, its integer-valued arrays, the comment
                        "`lanes` lanes (sectors) a step: ns per step of failing compare-and-swaps (swap_ns) and of "
                        "ld.global.cg loads (load_ns), median over repeats; opmachine.profile.atomic_latency says how "
                        "the model uses it."),
+    "l2_capacity": (L2Capacity, ("effective_bytes", "sizes"),
+                    "[l2_capacity]: effective_bytes, what the L2 holds of data every SM reads, the median of "
+                    "hit_fraction x size over the sizes of one to two L2s; hit_fraction, a one-lane random chase's "
+                    "hits over a buffer of `sizes` bytes read twice by every SM, from its ns a hop between the "
+                    "flushed buffer's and a small one's; opmachine.profile.l2_capacity says how the model uses it."),
 }
 assert tuple(_MEASURED) == MEASURED_SECTIONS
 
 
 def measured_section(table: str, value, label: str) -> str:
     """The [`table`] and [`table`.provenance] tables of one measured section (MEASURED_SECTIONS: `value` a
-    CompactionCosts, GatherRates, AtomicCosts, BitmaskRates or AtomicLatency) as TOML text, after a comment
+    CompactionCosts, GatherRates, AtomicCosts, BitmaskRates, AtomicLatency or L2Capacity) as TOML text, after a comment
     saying what they are; ProfileError naming the key on a value the text cannot carry."""
     if table not in _MEASURED:
         raise InputError(f"unknown measured section {table!r} (known: {', '.join(_MEASURED)})")
