@@ -1,9 +1,9 @@
 """Writing measured GPU profiles: TOML text in the schema's layout, checked by loading it back, then
 moved into place (a temporary file beside the target, validated, renamed: nothing half-written).
 The [instructions] section and the measured sections (`gpu_profile.MEASURED_SECTIONS`: [compaction],
-[gather], [atomics], [bitmask], [atomic_latency], [l2_capacity]) are written at the end of a profile, with
-comments saying what the numbers are and how they were measured; `write_gpu_instructions` and `write_gpu_section` add or
-replace one in a profile file and keep everything else in that file as it is."""
+[gather], [atomics], [bitmask], [atomic_latency], [l2_capacity]) are written at the end of a profile,
+with comments saying what the numbers are and how they were measured; `write_gpu_instructions` and
+`write_gpu_section` add or replace one in a profile file and keep everything else in that file as it is."""
 from __future__ import annotations
 
 import re
@@ -50,9 +50,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     (the run). `header` lines become `#` comments at the top, `hardware_notes` a `# note` after a
     [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
     `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`),
-    and `compaction`, `gather`, `atomics`, `bitmask`, `atomic_latency`, `l2_capacity` the measured sections of
-    those names
-    (`measured_section`).
+    and `compaction`, `gather`, `atomics`, `bitmask`, `atomic_latency`, `l2_capacity` the measured
+    sections of those names (`measured_section`).
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
     """
