@@ -26,7 +26,6 @@ and `effective_bytes` derive it from the one-lane capacity runs.
 from __future__ import annotations
 
 import argparse
-import importlib.resources
 import json
 import sys
 import time
@@ -36,6 +35,8 @@ import numpy as np
 
 from simdmodel.atomic import check_target, write_text
 from simdmodel.errors import InputError
+
+from .microbench.sweep import cycle_buffer, microbench_module
 
 REVISIT_LANES = (1, 32)
 REVISIT_REPEATS = 5
@@ -92,10 +93,10 @@ def hit_fractions(record: dict):
                          "hit_fraction": fraction})
 
 
-def effective_bytes(record: dict) -> int:
-    """What the L2 holds of data every SM read: the median of hit_fraction x size over the sizes of
-    EFFECTIVE_SIZES L2s (an LRU cache of C bytes hits C / size of random accesses beyond C)."""
-    fractions = hit_fractions(record)
+def effective_bytes(fractions) -> int:
+    """What the L2 holds of data every SM read, from `hit_fractions`' table: the median of hit_fraction x
+    size over the sizes of EFFECTIVE_SIZES L2s (an LRU cache of C bytes hits C / size of random accesses
+    beyond C)."""
     low, high = EFFECTIVE_SIZES
     chosen = fractions[(fractions["l2_fraction"] >= low) & (fractions["l2_fraction"] <= high)]
     if chosen.empty:
@@ -110,7 +111,7 @@ def l2_capacity(record: dict):
     from .device import run_of
 
     fractions = hit_fractions(record)
-    return L2Capacity(effective_bytes(record), tuple(int(b) for b in fractions["bytes"]),
+    return L2Capacity(effective_bytes(fractions), tuple(int(b) for b in fractions["bytes"]),
                       tuple(round(float(h), 4) for h in fractions["hit_fraction"]), run_of(record))
 
 
@@ -119,8 +120,7 @@ class _Probe:
 
     def __init__(self, cp, seed: int):
         self.cp = cp
-        source = importlib.resources.files("gpu_validate").joinpath("cuda/microbench.cu").read_text(encoding="utf-8")
-        module = cp.RawModule(code=source, options=("-std=c++17",))
+        module = microbench_module(cp)
         self.chase = module.get_function("mb_chase_1")
         self.touch_kernel = module.get_function("mb_touch")
         self.sink = cp.zeros(4, dtype=cp.uint32)
@@ -130,13 +130,10 @@ class _Probe:
 
     def new_cycle(self, sectors: int) -> None:
         """A random cycle over `sectors` sectors (the first word of each holds the next one's index)."""
-        cp = self.cp
         self.buf = self.order = None  # free the last one first
         order = self.rng.permutation(sectors).astype(np.uint32)
-        buf = cp.zeros(sectors * (SECTOR_BYTES // 4), dtype=cp.uint32)
-        buf[cp.asarray(order.astype(np.int64)) * (SECTOR_BYTES // 4)] = cp.asarray(np.roll(order, -1))
-        self.buf, self.order, self.used = buf, order, 0
-        cp.cuda.Device().synchronize()
+        self.buf, self.order, self.used = cycle_buffer(self.cp, order), order, 0
+        self.cp.cuda.Device().synchronize()
 
     def touch(self, blocks: int, other=None) -> None:
         """Read the whole buffer (or `other`) twice with `blocks` blocks of 256 threads (1024: every SM)."""
@@ -212,7 +209,8 @@ def _summary(record: dict) -> list[str]:
         fractions = hit_fractions(record)
         lines += ["hit fraction of data every SM read (one lane):",
                   fractions.assign(mib=fractions["bytes"] / 2**20).round(3).to_string(index=False),
-                  f"effective capacity: {effective_bytes(record) / 2**20:.1f} MiB of {record['l2_bytes'] / 2**20:g}"]
+                  f"effective capacity: {effective_bytes(fractions) / 2**20:.1f} MiB "
+                  f"of {record['l2_bytes'] / 2**20:g}"]
     except InputError as error:
         lines.append(f"no hit fractions: {error}")
     return lines

@@ -99,7 +99,7 @@ def test_hit_fractions_and_the_effective_capacity_by_hand():
     assert fractions["bytes"].tolist() == [125, 250, 1000, 1500, 2000, 16000]
     assert fractions["hit_fraction"].round(12).tolist() == [1.0, 0.995, 0.6, 0.4, 0.2, 0.0]
     # hit_fraction x size over one to two L2s: 600, 600, 400
-    assert l2_probe.effective_bytes(HAND) == 600
+    assert l2_probe.effective_bytes(fractions) == 600
     capacity = l2_probe.l2_capacity(HAND)
     assert capacity.effective_bytes == 600 and capacity.sizes == (125, 250, 1000, 1500, 2000, 16000)
     assert capacity.provenance == {"device": "NVIDIA H200", "driver": "580.159.04", "date": "2026-11-26",
@@ -114,7 +114,7 @@ def test_hit_fractions_and_the_effective_capacity_by_hand():
 ])
 def test_a_record_that_cannot_give_the_capacity_is_one_error(record, fragment):
     with pytest.raises(InputError, match=fragment):
-        l2_probe.effective_bytes(record)
+        l2_probe.effective_bytes(l2_probe.hit_fractions(record))
 
 
 def test_a_recorded_run_writes_the_profile_section_without_a_gpu(tmp_path, capsys):

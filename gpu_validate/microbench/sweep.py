@@ -79,6 +79,22 @@ def make_setup(profile, quick: bool = False, repeats: int | None = None, dram_mi
 
 
 
+def microbench_module(cupy):
+    """`gpu_validate/cuda/microbench.cu` built with NVRTC as it is (no include paths): the chase and touch
+    kernels of the sweep and of `gpu_validate.l2_probe`."""
+    source = importlib.resources.files("gpu_validate").joinpath("cuda/microbench.cu").read_text(encoding="utf-8")
+    return cupy.RawModule(code=source, options=("-std=c++17",))
+
+
+def cycle_buffer(cupy, order):
+    """The sector words of a random cyclic chase through `order` (a permutation of the sectors, NumPy or
+    CuPy): the first word of sector order[i] holds order[i + 1], the last points back to the first."""
+    order = cupy.asarray(order)
+    buf = cupy.zeros(order.size * WORDS_PER_SECTOR, dtype=cupy.uint32)
+    buf[order.astype(cupy.int64) * WORDS_PER_SECTOR] = cupy.roll(order, -1)
+    return buf
+
+
 class _Bench:
     """Buffers and kernels on the GPU; `time_config` times one (curve, warps, per_warp)."""
 
@@ -86,8 +102,7 @@ class _Bench:
         self.cp = cupy
         self.setup = setup
         self.rng = np.random.default_rng(seed)
-        source = importlib.resources.files("gpu_validate").joinpath("cuda/microbench.cu").read_text(encoding="utf-8")
-        self.module = cupy.RawModule(code=source, options=("-std=c++17",))
+        self.module = microbench_module(cupy)
         self.kernels = {(c, False): self.module.get_function(f"mb_chase_{c}") for c in CHAIN_KERNELS}
         self.kernels[(1, True)] = self.module.get_function("mb_chase_1_ca")
         self.touch = self.module.get_function("mb_touch")
@@ -105,11 +120,8 @@ class _Bench:
         cupy.cuda.Device().synchronize()
 
     def _random_cycle(self, gen, sectors: int):
-        cp = self.cp
-        order = gen.permutation(sectors).astype(cp.uint32)
-        buf = cp.zeros(sectors * WORDS_PER_SECTOR, dtype=cp.uint32)
-        buf[order.astype(cp.int64) * WORDS_PER_SECTOR] = cp.roll(order, -1)
-        return buf, order, sectors
+        order = gen.permutation(sectors).astype(self.cp.uint32)
+        return cycle_buffer(self.cp, order), order, sectors
 
     def _touch(self, buf):
         words = buf.size // 4

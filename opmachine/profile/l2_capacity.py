@@ -67,4 +67,4 @@ def parse_l2_capacity(check: Checker, table, device_name: str) -> L2Capacity:
             check.fail(f"l2_capacity.hit_fraction[{i}]", f"a fraction is at most 1, got {h:g}")
     provenance = check.run_provenance(table["provenance"], "l2_capacity.provenance", RUN_KEYS, device_name,
                                       "the L2 capacity")
-    return L2Capacity(int(effective), tuple(int(s) for s in sizes), tuple(float(h) for h in hits), provenance)
+    return L2Capacity(effective, tuple(sizes), tuple(hits), provenance)
