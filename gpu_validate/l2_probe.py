@@ -1,5 +1,7 @@
 """What one warp's L2 load costs beyond the service curves' single number: whether its SM read the
-sector before, whether the GPU was idle just before, and how much of the L2 keeps data every SM read.
+sector before, whether the GPU was idle just before, which SMs share what one SM read (the L2's
+partitions) and what a load costs within its SM's partition and across, and how much of the L2 keeps
+data every SM read.
 
     python -m gpu_validate.l2_probe --base h200 --out probe.json [--write PROFILE.toml]
     python -m gpu_validate.l2_probe --base h200 --record probe.json --write PROFILE.toml   # no GPU
@@ -9,9 +11,20 @@ one warp, each lane its own chain), every launch from a segment of the cycle tha
 run visited before (`segment_starts`), timed back to back behind the hold kernel (`timing`):
 
 - revisits: a cycle the size of `gpu_validate.microbench`'s l2_hit buffer (a power of two near
-  L2 / 3), read twice by every SM with `mb_touch` first, for 1 and for 32 lanes: `first` visits of
+  L2 / 3), read twice by every SM with `mb_touch` first, for 1 to 32 lanes: `first` visits of
   fresh segments, each followed at once by the same segment `again`, and fresh segments
   `after_idle` (REVISIT_IDLE_S of idle GPU before each);
+- placement: such a cycle read twice from SM 0 alone (`mb_touch_on_sm`), then a fresh segment chased
+  from each SM in turn (`mb_chase_on_sm`), 1 and 32 lanes: whether a sector is faster only on the SM
+  that read it or on a group of SMs (`partition_groups`: the SMs of SM 0's L2 partition, and the others);
+- homes: such a cycle, the L2 flushed and the cycle read from SM 0, chased whole by one lane from an SM of
+  the other group, each hop's latency in clock cycles (`mb_hop_cycles_on_sm`): the slow hops are the
+  sectors whose home is SM 0's partition (`far_positions`). A cycle through those sectors alone, in the
+  same memory, is then chased by 1 to 32 lanes, the L2 flushed and the cycle read from SM 0 before each
+  case: from another SM of SM 0's group (`home`: every sector in the SM's own partition), from the other
+  group (`far`: every sector in the other partition only), and, after a read from the other group too,
+  from a third SM of it (`copy`: a copy of every sector in the SM's partition). `home_curves` gives each
+  case's ns per warp load of m sectors, its launch's own time (the same launch with no hop) taken off;
 - capacity: cycles of CAPACITY_FRACTIONS of the L2 size, each read twice by every SM (`every_sm`) or
   by one block (`one_block`), or not at all after a read of FLUSH_L2S x L2 bytes elsewhere
   (`flushed`: every hop misses, at that buffer's size), then 1 or 32 lanes chase fresh segments.
@@ -19,9 +32,11 @@ run visited before (`segment_starts`), timed back to back behind the hold kernel
   much of the L2 holds data that every SM read (the BFS kernels' case); with 32 lanes a hop waits
   for the slowest of 32 sectors.
 
-The JSON holds the device, driver, date and command, and one row per timed launch. `--write` puts
-the profile's [l2_capacity] (`opmachine.profile.l2_capacity`) into a copy of --base: `hit_fractions`
-and `effective_bytes` derive it from the one-lane capacity runs.
+The JSON holds the device, driver, date and command, and one row per timed launch (and the homes part's
+histogram of hop cycles). `--write` puts the profile's [l2_capacity] (`opmachine.profile.l2_capacity`:
+`hit_fractions` and `effective_bytes` derive it from the one-lane capacity runs) and, from a record with a
+homes part, its [l2_partitions] (`opmachine.profile.l2_partitions`: `l2_partitions`, from `home_curves`)
+into a copy of --base.
 """
 from __future__ import annotations
 
@@ -38,10 +53,19 @@ from simdmodel.errors import InputError
 
 from .microbench.sweep import cycle_buffer, microbench_module
 
-REVISIT_LANES = (1, 32)
+REVISIT_LANES = (1, 2, 4, 8, 16, 32)
 REVISIT_REPEATS = 5
 REVISIT_IDLE_S = 0.05
 REVISIT_NS = 1e6  # about 1 ms a launch
+PLACEMENT_LANES = (1, 32)
+PLACEMENT_SECTORS = 3200  # sectors a placement launch visits (lanes x hops), at most
+PLACEMENT_BLOCKS_PER_SM = 8  # blocks a placement launch has per SM, so that one starts on every SM
+HOME_CASES = ("home", "copy", "far")
+HOME_SECTORS = 6400  # sectors a homes launch visits (lanes x hops), at most
+HOME_REPEATS = 5
+HOME_SMS = 4  # chasing SMs of each case, spread over their group
+HOP_BIN_CYCLES = 4  # the hop histogram's bins
+HOP_BINS = 512
 CAPACITY_FRACTIONS = (0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0, 1.25, 1.5, 2.0, 16.0)
 CAPACITY_LANES = (1, 32)
 FLUSH_L2S = 8  # the flush buffer, in L2 sizes
@@ -115,6 +139,20 @@ def l2_capacity(record: dict):
                       tuple(round(float(h), 4) for h in fractions["hit_fraction"]), run_of(record))
 
 
+def l2_partitions(record: dict):
+    """The [l2_partitions] section (an opmachine L2Partitions) of a probe record with a homes part: the two
+    groups of SMs, and the `home` and `far` cases' ns per warp load at each lane count (`home_curves`)."""
+    from opmachine.profile import L2Partitions
+
+    from .device import run_of
+
+    if not record.get("homes"):
+        raise InputError("the record has no homes part to give the L2 partitions")
+    curves = home_curves(record["homes"])
+    return L2Partitions(2, tuple(int(m) for m in curves.index), tuple(round(float(t), 2) for t in curves["home"]),
+                        tuple(round(float(t), 2) for t in curves["far"]), run_of(record))
+
+
 class _Probe:
     """The kernels, one random cycle at a time, and timed launches of fresh segments."""
 
@@ -123,6 +161,9 @@ class _Probe:
         module = microbench_module(cp)
         self.chase = module.get_function("mb_chase_1")
         self.touch_kernel = module.get_function("mb_touch")
+        self.chase_on_sm = module.get_function("mb_chase_on_sm")
+        self.touch_on_sm = module.get_function("mb_touch_on_sm")
+        self.hop_cycles_on_sm = module.get_function("mb_hop_cycles_on_sm")
         self.sink = cp.zeros(4, dtype=cp.uint32)
         self.rng = np.random.default_rng(seed)
         self.buf = self.order = None
@@ -133,6 +174,14 @@ class _Probe:
         self.buf = self.order = None  # free the last one first
         order = self.rng.permutation(sectors).astype(np.uint32)
         self.buf, self.order, self.used = cycle_buffer(self.cp, order), order, 0
+        self.cp.cuda.Device().synchronize()
+
+    def set_cycle(self, sectors: np.ndarray) -> None:
+        """A random cycle through `sectors` alone, written into the present buffer (the same memory)."""
+        order = self.rng.permutation(np.asarray(sectors, dtype=np.uint32))
+        self.buf[...] = 0
+        self.buf[self.cp.asarray(order.astype(np.int64) * 8)] = self.cp.asarray(np.roll(order, -1))
+        self.order, self.used = order, 0
         self.cp.cuda.Device().synchronize()
 
     def touch(self, blocks: int, other=None) -> None:
@@ -149,6 +198,35 @@ class _Probe:
         starts = self.cp.asarray(segment_starts(self.order, first, lanes, steps))
         args = (self.buf, starts, np.int32(lanes), np.int64(steps), np.uint32(0), np.uint32(ANY_INDEX), self.sink)
         return first, lambda: self.chase((1,), (32,), args)
+
+    def claims(self, count: int):
+        """Claim words of `count` launches on one SM (`mb_on_sm`), zeroed."""
+        return self.cp.zeros(count, dtype=self.cp.uint32)
+
+    def touch_from(self, sm: int, blocks: int, claim) -> None:
+        """Read the whole buffer twice from SM `sm` alone (a launch of `blocks` blocks, `claim` 2 words)."""
+        for i in range(2):
+            self.touch_on_sm((blocks,), (256,), (self.buf, np.int64(self.buf.size // 4), self.sink, np.int32(sm),
+                                                 claim[i:i + 1]))
+        self.cp.cuda.Device().synchronize()
+
+    def launch_on(self, sm: int, lanes: int, steps: int, blocks: int, claim):
+        """A launch (a callable) of one warp on SM `sm` over the next unvisited segment."""
+        first, self.used = self.used, self.used + lanes * steps
+        starts = self.cp.asarray(segment_starts(self.order, first, lanes, steps))
+        args = (self.buf, starts, np.int32(lanes), np.int64(steps), self.sink, np.int32(sm), claim)
+        return lambda: self.chase_on_sm((blocks,), (32,), args)
+
+    def hop_cycles(self, sm: int, blocks: int) -> np.ndarray:
+        """Clock cycles of each hop of one lane's chase of the whole cycle from position 0, on SM `sm`."""
+        cycles = self.cp.zeros(len(self.order), dtype=self.cp.uint32)
+        claim = self.claims(1)
+        starts = self.cp.asarray(self.order[:1])
+        self.hop_cycles_on_sm((blocks,), (32,), (self.buf, starts, np.int64(len(self.order)), cycles, self.sink,
+                                                 np.int32(sm), claim))
+        self.cp.cuda.Device().synchronize()
+        _check_claims(self.cp.asnumpy(claim), [sm], blocks)
+        return self.cp.asnumpy(cycles)
 
     def timed(self, launches, steps: int) -> list[float]:
         from .timing import time_launches
@@ -179,9 +257,130 @@ def _revisits(probe: _Probe, buffer_bytes: int) -> list[dict]:
     return rows
 
 
-def _capacity(probe: _Probe, l2_bytes: int) -> list[dict]:
+def _check_claims(claims, sms, blocks: int) -> None:
+    """One error unless every launch on one SM (claim words `claims`, SMs `sms`) found a block on its SM."""
+    missed = np.flatnonzero(np.asarray(claims) != 1)
+    if missed.size:
+        raise InputError(f"no block of a placement launch ran on SM {list(sms)[int(missed[0])]}: "
+                         f"{blocks} blocks did not reach every SM")
+
+
+def _placement(probe: _Probe, buffer_bytes: int, sms: int) -> list[dict]:
     rows = []
-    flush = probe.cp.ones(FLUSH_L2S * l2_bytes // 4, dtype=probe.cp.uint32)
+    blocks = sms * PLACEMENT_BLOCKS_PER_SM
+    for lanes in PLACEMENT_LANES:
+        probe.new_cycle(buffer_bytes // SECTOR_BYTES)
+        touch, chase = probe.claims(2), probe.claims(sms)
+        probe.touch_from(0, blocks, touch)
+        steps = max(min(PLACEMENT_SECTORS, len(probe.order) // sms) // lanes, 1)
+        times = probe.timed([probe.launch_on(sm, lanes, steps, blocks, chase[sm:sm + 1]) for sm in range(sms)], steps)
+        _check_claims(probe.cp.asnumpy(touch), [0, 0], blocks)
+        _check_claims(probe.cp.asnumpy(chase), range(sms), blocks)
+        rows += [{"lanes": lanes, "touched_sm": 0, "sm": sm, "steps": steps, "ns_per_hop": t}
+                 for sm, t in enumerate(times)]
+    return rows
+
+
+def partition_groups(placement: list[dict]) -> tuple[list[int], list[int]]:
+    """The SMs of the touching SM's L2 partition and the others, from the one-lane placement runs: an SM
+    whose hop is nearer the fastest than the slowest is in the toucher's group (which holds it)."""
+    rows = [r for r in placement if r["lanes"] == 1]
+    if not rows:
+        raise InputError("the record has no one-lane placement runs")
+    times = np.array([r["ns_per_hop"] for r in rows])
+    middle = (times.min() + times.max()) / 2
+    same = [int(r["sm"]) for r in rows if r["ns_per_hop"] < middle]
+    other = [int(r["sm"]) for r in rows if r["ns_per_hop"] >= middle]
+    toucher = int(rows[0]["touched_sm"])
+    if toucher not in same or len(same) < 2 or len(other) < 2:
+        raise InputError(f"the SMs do not fall in two groups around SM {toucher} by hop time "
+                         f"({times.min():.4g} to {times.max():.4g} ns)")
+    return same, other
+
+
+def far_positions(cycles: np.ndarray) -> tuple[np.ndarray, dict]:
+    """Which hops of a one-lane chase were slow (two-means on their clock cycles, from the 10th and 90th
+    percentiles) and the split's numbers; one error unless the hops fall in two clear groups."""
+    cycles = np.asarray(cycles, dtype=np.float64)
+    low, high = np.percentile(cycles, [10, 90])
+    for _ in range(20):
+        slow = cycles > (low + high) / 2
+        if slow.all() or not slow.any():
+            break
+        low, high = float(np.median(cycles[~slow])), float(np.median(cycles[slow]))
+    split = {"threshold_cycles": (low + high) / 2, "near_cycles": low, "far_cycles": high,
+             "far_fraction": float(slow.mean())}
+    if not 0.2 <= split["far_fraction"] <= 0.8 or high < 1.1 * low:
+        raise InputError(f"the hops do not fall in two groups: {split['far_fraction']:.2f} of them above "
+                         f"{split['threshold_cycles']:.4g} cycles ({low:.4g} against {high:.4g})")
+    return slow, split
+
+
+def _homes(probe: _Probe, buffer_bytes: int, placement: list[dict], flush, sms: int) -> dict:
+    same, other = partition_groups(placement)
+    blocks = sms * PLACEMENT_BLOCKS_PER_SM
+    probe.new_cycle(buffer_bytes // SECTOR_BYTES)
+
+    def prepare(readers) -> None:
+        probe.touch(1024, flush)
+        for sm in readers:
+            probe.touch_from(sm, blocks, probe.claims(2))
+
+    prepare([0])
+    cycles = probe.hop_cycles(other[0], blocks)
+    slow, split = far_positions(cycles)
+    histogram = np.bincount(np.minimum(cycles // HOP_BIN_CYCLES, HOP_BINS - 1).astype(np.int64), minlength=HOP_BINS)
+    probe.set_cycle(probe.order[slow])
+    rows = []
+    for case in HOME_CASES:
+        for k in range(HOME_SMS):
+            readers, sm = _home_chaser(case, k, same, other)
+            for lanes in REVISIT_LANES:
+                prepare(readers)
+                probe.used = 0
+                steps = max(min(HOME_SECTORS, len(probe.order) // HOME_REPEATS) // lanes, 1)
+                claims = probe.claims(HOME_REPEATS + 1)
+                launches = [probe.launch_on(sm, lanes, 0, blocks, claims[:1])]
+                launches += [probe.launch_on(sm, lanes, steps, blocks, claims[i:i + 1])
+                             for i in range(1, HOME_REPEATS + 1)]
+                times = probe.timed(launches, 1)
+                _check_claims(probe.cp.asnumpy(claims), [sm] * (HOME_REPEATS + 1), blocks)
+                rows += [{"case": case, "lanes": lanes, "sm": sm, "steps": 0 if i == 0 else steps, "ns": t}
+                         for i, t in enumerate(times)]
+    return {"touched_sm": 0, "timed_sm": other[0], "same_group": same, "other_group": other,
+            "sectors": int(slow.size), **split, "hop_bin_cycles": HOP_BIN_CYCLES, "hop_histogram": histogram.tolist(),
+            "curves": rows}
+
+
+def _home_chaser(case: str, k: int, same: list[int], other: list[int]) -> tuple[list[int], int]:
+    """The SMs that read the far sectors' cycle before the k-th chase of `case`, and the chasing SM (spread
+    over its group): `home` one of SM 0's group (not SM 0), `copy` one of the other group after a read from
+    another of it, `far` one of the other group."""
+    if case == "home":
+        return [0], same[1 + k * (len(same) - 1) // HOME_SMS]
+    sm = other[k * len(other) // HOME_SMS]
+    if case == "copy":
+        return [0, other[(k * len(other) // HOME_SMS + 1) % len(other)]], sm
+    return [0], sm
+
+
+def home_curves(homes: dict, by_sm: bool = False):
+    """Per lanes (rows) and case (columns): ns of a warp load of `lanes` sectors, each chasing SM's median
+    launch less its launch with no hop, per hop; the median over the case's SMs (or per SM: `by_sm`)."""
+    import pandas as pd
+
+    table = pd.DataFrame(homes["curves"])
+    keys = ["case", "sm", "lanes"]
+    empty = table[table["steps"] == 0].groupby(keys)["ns"].median()
+    runs = table[table["steps"] > 0].groupby(keys).agg(ns=("ns", "median"), steps=("steps", "first"))
+    per_hop = (runs["ns"] - empty.reindex(runs.index)) / runs["steps"]
+    if by_sm:
+        return per_hop.unstack(["case", "sm"])
+    return per_hop.groupby(["case", "lanes"]).median().unstack("case").reindex(columns=list(HOME_CASES))
+
+
+def _capacity(probe: _Probe, l2_bytes: int, flush) -> list[dict]:
+    rows = []
     for sectors in capacity_sizes(l2_bytes):
         for touched_by, blocks in (("every_sm", 1024), ("one_block", 1), ("flushed", 1024)):
             probe.new_cycle(sectors)
@@ -195,6 +394,19 @@ def _capacity(probe: _Probe, l2_bytes: int) -> list[dict]:
     return rows
 
 
+def _placement_summary(table):
+    """Per lanes: ns per hop on the SM that read the cycle and the quartiles over the other SMs."""
+    import pandas as pd
+
+    rows = {}
+    for lanes, runs in table.groupby("lanes"):
+        own = runs["sm"] == runs["touched_sm"]
+        others = runs.loc[~own, "ns_per_hop"]
+        rows[lanes] = {"reader": float(runs.loc[own, "ns_per_hop"].median()),
+                       **{f"others q{int(q * 100)}": float(others.quantile(q)) for q in (0.0, 0.25, 0.5, 0.75, 1.0)}}
+    return pd.DataFrame(rows).T.rename_axis("lanes")
+
+
 def _summary(record: dict) -> list[str]:
     import pandas as pd
 
@@ -202,6 +414,17 @@ def _summary(record: dict) -> list[str]:
     if record["revisits"]:
         revisits = pd.DataFrame(record["revisits"]).groupby(["lanes", "case"])["ns_per_hop"].median().unstack()
         lines += ["revisits, ns per hop (median):", revisits.round(1).to_string()]
+    if record.get("placement"):
+        lines += ["placement, ns per hop, the SM that read the cycle and the others' quartiles:",
+                  _placement_summary(pd.DataFrame(record["placement"])).round(1).to_string()]
+    if record.get("homes"):
+        homes = record["homes"]
+        lines += [f"homes: {homes['far_fraction']:.3f} of {homes['sectors']} hops from SM {homes['timed_sm']} slow "
+                  f"({homes['near_cycles']:.4g} against {homes['far_cycles']:.4g} cycles); SM {homes['touched_sm']}'s "
+                  f"group {len(homes['same_group'])} SMs, the other {len(homes['other_group'])}",
+                  "ns per warp load of m sectors, every sector in the SM's partition (home), copied there (copy), "
+                  "or only in the other (far), median over SMs:", home_curves(homes).round(1).to_string(),
+                  "per chasing SM:", home_curves(homes, by_sm=True).round(1).to_string()]
     table = pd.DataFrame(record["capacity"]).assign(mib=lambda t: t["bytes"] / 2**20)
     capacity = table.groupby(["mib", "touched_by", "lanes"])["ns_per_hop"].median()
     lines += ["capacity, ns per hop (median):", capacity.unstack([1, 2]).round(1).to_string()]
@@ -225,9 +448,13 @@ def _measure(profile, seed: int, command: str) -> dict:
     info = device_info()
     l2_bytes, revisit_bytes = info["l2_bytes"], make_setup(profile).l2_bytes
     probe = _Probe(cp, seed)
+    flush = cp.ones(FLUSH_L2S * l2_bytes // 4, dtype=cp.uint32)
+    revisits = _revisits(probe, revisit_bytes)
+    placement = _placement(probe, revisit_bytes, info["sms"])
     return {"device": info["device"], "driver": info["driver"], "date": info["date"], "command": command,
-            "l2_bytes": l2_bytes, "revisit_bytes": revisit_bytes,
-            "revisits": _revisits(probe, revisit_bytes), "capacity": _capacity(probe, l2_bytes)}
+            "l2_bytes": l2_bytes, "revisit_bytes": revisit_bytes, "revisits": revisits, "placement": placement,
+            "homes": _homes(probe, revisit_bytes, placement, flush, info["sms"]),
+            "capacity": _capacity(probe, l2_bytes, flush)}
 
 
 def _read_record(path: str) -> dict:
@@ -246,14 +473,14 @@ def _read_record(path: str) -> dict:
 
 def main(argv=None) -> int:
     """CLI: run the probe on GPU 0 (--out) or read an earlier run (--record), and with --write put its
-    [l2_capacity] into a copy of the profile (exit 2 with one line on bad input or no GPU)."""
+    [l2_capacity] and [l2_partitions] into a copy of the profile (exit 2 with one line on bad input or no GPU)."""
     parser = argparse.ArgumentParser(prog="python -m gpu_validate.l2_probe", description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="profile of this GPU (its L2 size sets the buffers)")
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--out", help="run the probe and write its record here (JSON)")
     source.add_argument("--record", help="an earlier run's record (JSON) instead of running the probe")
     parser.add_argument("--write", metavar="PROFILE.toml",
-                        help="write the [l2_capacity] section into this copy of the --base profile")
+                        help="write the [l2_capacity] and [l2_partitions] sections into this copy of --base")
     parser.add_argument("--seed", type=int, default=1, help="seed of the cycles (default 1)")
     args = parser.parse_args(argv)
     command = "python -m gpu_validate.l2_probe " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -268,11 +495,15 @@ def main(argv=None) -> int:
             check_target(args.write)
         profile = load_profile(args.base, kind="gpu")
         record = _read_record(args.record) if args.record else _measure(profile, args.seed, command)
-        section = l2_capacity(record) if args.write else None
+        sections = {}
+        if args.write is not None:
+            sections["l2_capacity"] = l2_capacity(record)
+            if record.get("homes"):
+                sections["l2_partitions"] = l2_partitions(record)
         if args.out is not None:
             write_text(args.out, json.dumps(record, indent=1) + "\n")
-        if section is not None:
-            write_gpu_section(args.write, profile, "l2_capacity", section)
+        for table, section in sections.items():  # the second written into the first's output
+            profile = write_gpu_section(args.write, profile, table, section)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -13,7 +13,9 @@ and follows the load through the launch (a fluid model of the physical warp slot
   - latency: the mean over the active slots' jobs of a job's latency. A load waits for its slowest
     sector class (L2 hit, row-buffer hit, row-buffer miss), at that class's one-warp latency for
     its sector count m, m x S_one_warp(m) (S(1) where the profile has no one-warp curve). A store
-    does not hold its warp, so it adds nothing;
+    does not hold its warp, so it adds nothing. With [l2_partitions] an L2 hit's latency is the
+    profile's `near_ns` at m, or `far_ns` when a hit of the load is on a sector that its SM's L2
+    partition does not hold (`opmachine.cache.partitions`, followed by the launch pass);
   - D = max over servers of V_i x S_i(peak): the sectors per job at the server times its best rate
     (the curve's last sample). Every sector passes through the L2's slices, a miss too (it is
     looked up there and filled from DRAM), so the L2 server's visits are all of a job's sectors, the
@@ -42,7 +44,7 @@ With every warp alike and no latency bound this is Eq. 4 at n = warps with S_i a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numba
 import numpy as np
@@ -75,6 +77,7 @@ class CriticalPathModel:
     shared_ns: float = 0.0  # one shared-memory access at the GPU's full shared bandwidth (0: not measured)
     wait_cycles: tuple = (0.0, 0.0, 0.0)  # latency of a waited-on shared load, shuffle, barrier (instructions.WAITS)
     atomic_ns: float = 0.0  # one atomic on a word every warp updates, the GPU full ([atomics]; 0: not measured)
+    far_ns: np.ndarray = field(default_factory=lambda: np.zeros(_MAX_SECTORS + 1))  # an L2 hit across partitions
 
     @property
     def visits(self) -> np.ndarray:
@@ -98,14 +101,20 @@ class CriticalPathModel:
                 latency[outcome, 1:] = float(profile.curves[name](1.0))
             else:
                 latency[outcome, 1:] = sectors[1:] * one_warp(sectors[1:])
+        far = np.zeros(_MAX_SECTORS + 1)
+        partitions = getattr(profile, "l2_partitions", None)
+        if partitions is not None:
+            latency[0], far = partitions.latency("near", _MAX_SECTORS), partitions.latency("far", _MAX_SECTORS)
         peak = np.array([float(profile.curves[name].ns[-1]) for name in dict.fromkeys(names)])
         same = profile.curves.get("l2_same")
         instruction = _instruction_costs(profile)
-        latency[:, 1:] = np.maximum(latency[:, 1:] - _chase_issue_ns(profile, instruction), 0.0)
+        chase = _chase_issue_ns(profile, instruction)
+        latency[:, 1:] = np.maximum(latency[:, 1:] - chase, 0.0)
+        far[1:] = np.maximum(far[1:] - chase, 0.0)
         atomics = getattr(profile, "atomics", None)
         atomic = atomics.same_word_ns if atomics is not None else 0.0
         return cls(servers, np.array([0, 1, 2] if profile.has_row_split else [0, 1, 1]), latency, peak,
-                   float(same.ns[-1]) if same is not None else 0.0, **instruction, atomic_ns=atomic)
+                   float(same.ns[-1]) if same is not None else 0.0, **instruction, atomic_ns=atomic, far_ns=far)
 
 
 def _instruction_costs(profile) -> dict:

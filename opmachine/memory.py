@@ -9,7 +9,8 @@ carried from launch to launch, as back-to-back launches of a BFS find the L2. L2
 order, go through the row-buffer model: a fully associative LRU of `row_buffers` DRAM blocks,
 empty at each launch. Loads and stores are treated alike (seed 003 Table 2 counts all 13 jobs
 of Fig. 4 as L2 transactions). Every hit and miss is attributed to the server whose job caused
-it (Fig. 10).
+it (Fig. 10). Where the profile has [l2_partitions], each access also follows which of the L2's
+partitions hold its sector (`cache.partitions`), so that a load's hit can be far.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import numpy as np
 from .alongside import beside
 from .cache import SetAssocGeometry, SetAssocState, lru_hits, miss_ratio_curve, setassoc_hits, stack_distances
 from .cache.lru_list import LruList, lru_access, lru_clear
+from .cache.partitions import slot_partition, visit
 from .cache.setassoc import small_access, small_constants
 from .cache.stack import prefetch
 from .critical import _MAX_SECTORS, launch_slots
@@ -201,12 +203,16 @@ def _packed_job(packed, i, sectors):
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _launch_pass(packed, sectors, latency, outcome, block_shift, l2_constants, valid, tags, recency, rows, counts, jobs,
-                 by_outcome, waiting, waited):
+def _launch_pass(packed, sectors, latency, far, outcome, block_shift, l2_constants, valid, tags, recency, holders, rows,
+                 counts, jobs, by_outcome, waiting, waited):
     """One pass over the interleaved jobs (`interleaved_jobs`) that adds into the zeroed outputs each
     job's per-server counts and, for each of the latency tables `latency` (models x 3 x 33), its warp
     slot's loads (jobs, sectors per outcome, jobs and summed latency by the slowest outcome a load
     waits for; stores wait for none). The requests to the hottest sector are `_hot_requests`'.
+
+    With `holders` (one byte per sector id; empty: an L2 of one partition) each access also goes
+    through the partitions (`cache.partitions.visit`), and a load with a far hit waits for its L2 hits
+    `far` (models x 33) in place of `latency`'s.
 
     A sector's outcome is `outcome[k]` for the k-th sector of the stream when given (`stream_outcomes`);
     else it goes through the L2 (`setassoc.small_access`) and, on a miss, the row buffers
@@ -225,6 +231,8 @@ def _launch_pass(packed, sectors, latency, outcome, block_shift, l2_constants, v
         s = np.int64((job >> np.uint64(_SERVER_SHIFT)) & np.uint64(7))
         slot = np.int64(job & np.uint64((1 << _SLOT_BITS) - 1))
         k0 = k1 = k2 = 0
+        part = slot_partition(slot)
+        crossed = False
         for p in range(first, first + n):
             sector = sectors[p]
             if given:
@@ -235,6 +243,8 @@ def _launch_pass(packed, sectors, latency, outcome, block_shift, l2_constants, v
                                                                      lru_shift, valid, tags, recency, previous_line,
                                                                      previous_slot)
                 o = 0 if hit else 1 if lru_access(sector >> block_shift, node_of, blocks, newer, older, meta) else 2
+            if holders.size and visit(holders, sector, part, s == OP, o == 0):
+                crossed = True
             if o == 0:
                 k0 += 1
             elif o == 1:
@@ -255,7 +265,7 @@ def _launch_pass(packed, sectors, latency, outcome, block_shift, l2_constants, v
                 worst, slowest = 0.0, 0
                 for o, k in ((0, k0), (1, k1), (2, k2)):
                     if k > 0:
-                        wait = latency[m, o, min(k, widest)]
+                        wait = far[m, min(k, widest)] if o == 0 and crossed else latency[m, o, min(k, widest)]
                         if wait >= worst:
                             worst, slowest = wait, o
                 waiting[m, slowest, slot] += 1
@@ -287,47 +297,61 @@ def _hot_requests(packed, server, warp, ptr, sectors, slots, counter, hot):
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _l2_pass(packed, sectors, l2_constants, valid, tags, recency):
-    """The interleaved jobs of a launch through the L2 state only (`_launch_pass` without counts)."""
+def _l2_pass(packed, sectors, l2_constants, valid, tags, recency, holders):
+    """The interleaved jobs of a launch through the L2 state only (`_launch_pass` without counts), and through
+    the partitions when `holders` is not empty."""
     shift_u, sector_mask, reciprocal, sets_u, lru_shift = l2_constants
     previous_line = np.uint64(0xFFFFFFFFFFFFFFFF)
     previous_slot = np.uint64(0)
     for i in range(packed.size):
         first, n = _packed_job(packed, i, sectors)
+        job = packed[i]
+        store = ((job >> np.uint64(_SERVER_SHIFT)) & np.uint64(7)) == OP
+        part = slot_partition(np.int64(job & np.uint64((1 << _SLOT_BITS) - 1)))
         for p in range(first, first + n):
-            _, _, previous_line, previous_slot = small_access(sectors[p], shift_u, sector_mask, reciprocal, sets_u,
-                                                               lru_shift, valid, tags, recency, previous_line,
-                                                               previous_slot)
+            hit, _, previous_line, previous_slot = small_access(sectors[p], shift_u, sector_mask, reciprocal, sets_u,
+                                                                 lru_shift, valid, tags, recency, previous_line,
+                                                                 previous_slot)
+            if holders.size:
+                visit(holders, sectors[p], part, store, hit)
 
 
-def pass_through_l2(trace, l2_state: SetAssocState, scratch: LaunchScratch | None = None) -> None:
+def pass_through_l2(trace, l2_state: SetAssocState, scratch: LaunchScratch | None = None, profile=None) -> None:
     """Leave in `l2_state` what a launch leaves in the L2, and nothing else (a run before the predicted
-    one: its counts are not wanted). `scratch`: the prediction's (`LaunchScratch`), if any."""
+    one: its counts are not wanted). `scratch`: the prediction's (`LaunchScratch`), if any. With a
+    `profile` that has [l2_partitions] the state's `holders` follow the launch too (the set-associative
+    cache of the GPU kind only)."""
     if not l2_state.small:
         l2_state.hits(_stream(interleaved_order(trace.warp, trace.warps), trace.server, trace.ptr, trace.sectors)[0])
         return
-    _l2_pass(interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, 1, scratch), trace.sectors,
-             small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order)
+    holders, slots = _NO_HOLDERS, 1
+    if getattr(profile, "l2_partitions", None) is not None:
+        holders, slots = l2_state.follow_partitions(), launch_slots(trace.warps, profile.physical_warps)
+    _l2_pass(interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots, scratch), trace.sectors,
+             small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order,
+             holders)
 
 
 _NO_L2 = (np.uint64(0),) * 5, np.zeros(0, np.uint8), np.zeros(0, np.int16), np.zeros(0, np.uint64)
+_NO_HOLDERS = np.zeros(0, dtype=np.uint8)
 
 
-def _count_outcomes(trace, order, outcome, slots: int, models, counter):
+def _count_outcomes(trace, order, outcome, slots: int, models, counter, holders=_NO_HOLDERS):
     """`_count` of a stream whose sectors' outcomes are known (`stream_outcomes`: its job order, each
     sector's outcome)."""
     _check_packable(trace.ptr, slots)
     packed = _checked(*_packed_in_order(np.asarray(order, dtype=np.int64), trace.server, trace.warp, trace.ptr,
                                         slots))
     return _count(trace, packed, slots, models, counter, np.asarray(outcome, dtype=np.int8), 0, _NO_L2,
-                  LruList(1, 1))
+                  LruList(1, 1), holders)
 
 
-def _count(trace, packed, slots: int, models, counter, outcome, block_shift: int, l2, rows):
+def _count(trace, packed, slots: int, models, counter, outcome, block_shift: int, l2, rows, holders):
     """`_launch_pass` and, with latency tables, `_hot_requests` into fresh outputs: (counts, per model
     (jobs, sectors, waiting, waited, hot)). The two run at once on a launch of `BESIDE_SECTORS` or more
-    when this process may use two CPUs."""
+    when this process may use two CPUs. `holders`: the L2 partitions' copies (`_launch_pass`)."""
     latency = np.array([model.latency_ns for model in models]).reshape(len(models), 3, _LATENCY_SECTORS)
+    far = np.array([model.far_ns for model in models]).reshape(len(models), _LATENCY_SECTORS)
     counts = np.zeros((6, len(SERVER_FIELDS)), dtype=np.int64)
     jobs, hot = np.zeros(slots), np.zeros(slots)
     by_outcome = np.zeros((3, slots))
@@ -336,8 +360,8 @@ def _count(trace, packed, slots: int, models, counter, outcome, block_shift: int
     alongside = trace.sectors.size >= BESIDE_SECTORS
     hot_count = beside(_hot_requests, hot_args, alongside) if models else nullcontext()
     with hot_count:
-        _launch_pass(packed, trace.sectors, latency, outcome, block_shift, *l2, rows.arrays, counts, jobs, by_outcome,
-                     waiting, waited)
+        _launch_pass(packed, trace.sectors, latency, far, outcome, block_shift, *l2, holders, rows.arrays, counts, jobs,
+                     by_outcome, waiting, waited)
     return counts, [(jobs, by_outcome, waiting[m], waited[m], hot) for m in range(len(models))]
 
 
@@ -369,14 +393,18 @@ def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2
     With the set-associative L2 of the GPU kind (a cold one when `l2_state` is None) one pass takes each
     sector through the L2 and row buffers as it counts it (`_launch_pass`); with the LRU model or another
     geometry the stream is simulated whole first (`stream_outcomes`). `scratch`: the prediction's, else
-    a new one."""
+    a new one. A profile with [l2_partitions] has each access follow the L2's partitions too (the state's
+    `holders`; the LRU model starts each launch with no copies)."""
     slots = launch_slots(trace.warps, profile.physical_warps)
     scratch = scratch if scratch is not None else LaunchScratch(layout, profile)
     if l2_model == "setassoc" and l2_state is None:
         l2_state = SetAssocState(l2_geometry(profile), layout.total_sectors)
+    holders = _NO_HOLDERS
+    if getattr(profile, "l2_partitions", None) is not None:
+        holders = l2_state.follow_partitions() if l2_state is not None else np.zeros(layout.total_sectors, np.uint8)
     if l2_model != "setassoc" or not l2_state.small:
         (order, _, outcome), misses_at = stream_outcomes(trace, layout, profile, l2_model, l2_state)
-        counts, loads = _count_outcomes(trace, order, outcome, slots, models, scratch.counter)
+        counts, loads = _count_outcomes(trace, order, outcome, slots, models, scratch.counter, holders)
         return counts, misses_at, loads
     sectors_per_block = profile.dram_block_bytes // SECTOR_BYTES
     if sectors_per_block & (sectors_per_block - 1):
@@ -384,16 +412,18 @@ def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2
     l2 = (small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order)
     packed = interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots, scratch)
     counts, loads = _count(trace, packed, slots, models, scratch.counter, np.zeros(0, dtype=np.int8),
-                           sectors_per_block.bit_length() - 1, l2, scratch.rows)
+                           sectors_per_block.bit_length() - 1, l2, scratch.rows, holders)
     return counts, None, loads
 
 
-def slot_loads_by_class(trace, outcomes, physical_warps: int, model, counter):
+def slot_loads_by_class(trace, outcomes, physical_warps: int, model, counter, holders=_NO_HOLDERS):
     """Per slot of one launch, from its stream's outcomes (`stream_outcomes`: the job order, the stream, each
     sector's outcome): (jobs, sectors per outcome, waiting, waited, hot), the loads' jobs and summed latency
-    split by the outcome each waits for. `counter`: zeros, one int32 per sector id (`LaunchScratch`)."""
+    split by the outcome each waits for. `counter`: zeros, one int32 per sector id (`LaunchScratch`);
+    `holders`: the L2 partitions' copies, followed and left as the launch leaves them (none: one partition)."""
     order, _, outcome = outcomes
-    return _count_outcomes(trace, order, outcome, launch_slots(trace.warps, physical_warps), [model], counter)[1][0]
+    return _count_outcomes(trace, order, outcome, launch_slots(trace.warps, physical_warps), [model], counter,
+                           holders)[1][0]
 
 
 def slot_loads(trace, outcomes, physical_warps: int, model, counter):

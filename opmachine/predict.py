@@ -456,7 +456,8 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     mrc_misses = np.zeros(len(MRC_CAPACITIES_BYTES), dtype=np.int64)
     accesses = 0
     passes = 1 + (WARM_PRIOR_RUNS if l2_state is not None else 0)
-    filled = passes > 1 and l2_state.holds_universe()
+    # the partitions' copies are what the prior run's readers left: only that run can say
+    filled = passes > 1 and l2_state.holds_universe() and profile.l2_partitions is None
     if filled:
         # An L2 that holds every array never evicts: the prior run leaves valid every sector it touched, and
         # the predicted run touches only those, so each access hits as in a full cache. No prior run needed.
@@ -540,8 +541,9 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         if run and level == 0 and phase != "compact":  # the reset level array is read back: it starts in the L2
             level_sectors = np.arange(layout.sector_of("level", 0), layout.sector_of("level", max(graph.n - 1, 0)) + 1)
             l2_state.hits(np.tile(level_sectors, 2))
+            l2_state.written(level_sectors)
         if rehearsal:
-            pass_through_l2(trace, l2_state, scratch)
+            pass_through_l2(trace, l2_state, scratch, profile)
             continue
         loads = []
         if trace is None:

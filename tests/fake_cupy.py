@@ -6,6 +6,10 @@ device facts. Time is a fake clock that each kernel launch advances; CUDA events
   200 ns latency and 100 requests/ns, so S(m) = max(200, 0.01 m) / m per request;
 - `empty_launch` by EMPTY_NS, `bfs_compact` by COMPACT_NS, any other kernel by OTHER_NS, the
   L2 flush (`mb_touch`) by 1000 ns and the hold kernel by nothing;
+- the placement kernels (`mb_chase_on_sm`, `mb_touch_on_sm`, `mb_hop_cycles_on_sm`) set their claim word,
+  as the block on the asked SM does, and run as mb_chase_1 with one warp and as mb_touch; the hop
+  cycles are FAR_CYCLES for an odd sector (homed in the other partition) and NEAR_CYCLES for an even one,
+  and a chase on an odd SM (the other partition's) takes OTHER_SM_NS more a hop;
 - an instruction kernel (im_*, `gpu_validate.microbench.instructions`) writes each block's record
   (SM, clock64 and globaltimer at start and end) as a GPU whose costs are INST_CYCLES would, blocks
   spread round-robin over the SMs, its SM clock the attributes' cudaDevAttrClockRate, and advances
@@ -24,6 +28,9 @@ EMPTY_NS = 3000.0
 COMPACT_NS = 15000.0
 OTHER_NS = 5000.0
 FIXED_NS = {"empty_launch": EMPTY_NS, "bfs_compact": COMPACT_NS, "hold_until": 0.0, "mb_touch": 1000.0}
+
+NEAR_CYCLES, FAR_CYCLES = 300, 420
+OTHER_SM_NS = 40.0
 
 PROPS = {"name": b"Fake H200", "multiProcessorCount": 132, "maxThreadsPerMultiProcessor": 2048,
          "major": 9, "minor": 0, "l2CacheSize": 60 * 2**20}
@@ -81,6 +88,22 @@ class Kernel:
         if self.name.startswith("im_"):
             self._instruction(grid, block, args)
             return
+        if self.name.endswith("_on_sm"):
+            args[-1][0] = 1  # the claim of the block on the asked SM
+            if self.name == "mb_touch_on_sm":
+                Clock.now_ns += FIXED_NS["mb_touch"]
+                return
+            if self.name == "mb_hop_cycles_on_sm":
+                buf, starts, steps, cycles = args[:4]
+                idx = int(starts[0])
+                for s in range(int(steps)):
+                    cycles[s] = FAR_CYCLES if idx & 1 else NEAR_CYCLES
+                    idx = int(buf[idx * 8])
+                Clock.now_ns += 3000.0 + int(steps) * 200.0
+                return
+            buf, starts, lanes, steps, sink, sm = args[:6]
+            Clock.now_ns += int(steps) * OTHER_SM_NS * (int(sm) & 1)
+            grid, block, args = (1,), (32,), (buf, starts, lanes, steps, 0, 0xFFFFFFFF, sink)
         if self.name in FIXED_NS:
             Clock.now_ns += FIXED_NS[self.name]
             return
@@ -88,7 +111,7 @@ class Kernel:
             Clock.now_ns += OTHER_NS
             return
         buf, starts, lanes, steps, add, mask, _sink = args
-        chains = int(self.name.split("_")[2])
+        chains = 1 if self.name.endswith("_on_sm") else int(self.name.split("_")[2])
         warps = grid[0] * block[0] // 32
         assert block[0] % 32 == 0 and block[0] <= 256
         idx = starts.astype(np.int64).reshape(warps, chains, int(lanes))
@@ -97,7 +120,7 @@ class Kernel:
             if self.log is not None:
                 visited.append(idx.copy())
             idx = (buf[idx * 8].astype(np.int64) + int(add)) & int(mask)
-        if self.log is not None:
+        if self.log is not None and visited:
             sequential = np.array_equal(buf[:128:8], np.arange(1, 17))
             self.log.append({"sectors": int(mask) + 1, "sequential": sequential, "visited": np.stack(visited)})
         m = warps * chains * int(lanes)

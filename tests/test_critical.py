@@ -1,3 +1,4 @@
+import dataclasses
 """The critical-path launch time (opmachine.critical): hand-computed phases, the loads per slot, and invariants."""
 import numpy as np
 import pytest
@@ -119,7 +120,14 @@ def test_model_from_profiles():
     chase = 18.75 * h200.instructions.cycle_ns
     assert hop_cycles("sm_90") == 18.75
     assert model.latency_ns[2, 32] == pytest.approx(32 * one_warp(32.0) - chase)
-    assert model.latency_ns[0, 1] == pytest.approx(h200.curves["l2_hit"].ns[0] - chase)
+    # an L2 hit: [l2_partitions]' near and far latencies, interpolated in log2 of the sectors
+    near, far = h200.l2_partitions.near_ns, h200.l2_partitions.far_ns
+    assert model.latency_ns[0, 1] == pytest.approx(near[0] - chase) and model.far_ns[1] == pytest.approx(far[0] - chase)
+    assert model.latency_ns[0, 32] == pytest.approx(near[-1] - chase)
+    assert model.far_ns[3] == pytest.approx(far[1] + np.log2(1.5) * (far[2] - far[1]) - chase)
+    without = CriticalPathModel.from_profile(dataclasses.replace(h200, l2_partitions=None))
+    assert without.latency_ns[0, 1] == pytest.approx(h200.curves["l2_hit"].ns[0] - chase)
+    assert not without.far_ns.any()
     assert model.peak_ns.tolist() == [h200.curves[c].ns[-1] for c in ("l2_hit", "row_hit", "row_miss")]
     assert model.same_sector_ns == h200.curves["l2_same"].ns[-1]
     k40c = CriticalPathModel.from_profile(load_profile("k40c"))  # no one-warp or same-sector curves

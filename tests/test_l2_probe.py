@@ -38,6 +38,7 @@ def test_a_run_on_the_stand_in_chases_fresh_segments_and_writes_every_launch(tmp
     monkeypatch.setattr(l2_probe, "CAPACITY_SECTORS", 64)
     monkeypatch.setattr(l2_probe, "REVISIT_NS", 2e4)
     monkeypatch.setattr(l2_probe, "REVISIT_IDLE_S", 0.0)
+    monkeypatch.setattr(l2_probe, "PLACEMENT_SECTORS", 64)
     out = tmp_path / "probe.json"
     assert l2_probe.main(["--base", "h200", "--out", str(out)]) == 0
     record = json.loads(out.read_text())
@@ -59,7 +60,72 @@ def test_a_run_on_the_stand_in_chases_fresh_segments_and_writes_every_launch(tmp
         fresh = [visited[0]] + visited[1:1 + 2 * repeats:2] + visited[1 + 2 * repeats:]
         assert visited[2:1 + 2 * repeats:2] == visited[1:1 + 2 * repeats:2]  # again = its first
         assert sum(map(len, fresh)) == len(set().union(*fresh))  # no sector of a fresh launch seen before
-    assert "revisits, ns per hop" in capsys.readouterr().out
+    # placement: one launch from each of the 132 SMs, every one over a fresh segment
+    sms = PROPS["multiProcessorCount"]
+    placement = record["placement"]
+    assert [(r["lanes"], r["sm"]) for r in placement] == [(lanes, sm) for lanes in l2_probe.PLACEMENT_LANES
+                                                          for sm in range(sms)]
+    assert {(r["lanes"], r["steps"]) for r in placement} == {(1, 64), (32, 2)}
+    # the stand-in's odd SMs are the other partition: OTHER_SM_NS more a hop
+    assert all(r["touched_sm"] == 0 and r["ns_per_hop"] == pytest.approx(200 + 40 * (r["sm"] % 2) + 3000 / r["steps"])
+               for r in placement)
+    first = len(runs) * (1 + 3 * repeats)
+    for lanes_run in (log[first:first + sms], log[first + sms:first + 2 * sms]):
+        visited = [set(launch["visited"].ravel().tolist()) for launch in lanes_run]
+        assert sum(map(len, visited)) == len(set().union(*visited))
+    # homes: the odd sectors are the slow hops; the curves chase them alone, from four SMs of each group
+    homes = record["homes"]
+    assert homes["same_group"] == list(range(0, sms, 2)) and homes["other_group"] == list(range(1, sms, 2))
+    assert homes["timed_sm"] == 1 and homes["sectors"] == 16 * 2**20 // 32 and homes["far_fraction"] == 0.5
+    assert (homes["near_cycles"], homes["far_cycles"], homes["threshold_cycles"]) == (300, 420, 360)
+    assert homes["hop_histogram"][300 // 4] == homes["hop_histogram"][420 // 4] == homes["sectors"] // 2
+    assert sum(homes["hop_histogram"]) == homes["sectors"]
+    assert {(r["case"], r["sm"]) for r in homes["curves"]} == {
+        *(("home", sm) for sm in (2, 34, 66, 98)), *((case, sm) for case in ("copy", "far") for sm in (1, 33, 67, 99))}
+    assert l2_probe.home_curves(homes, by_sm=True).shape == (len(l2_probe.REVISIT_LANES), 12)
+    curves = l2_probe.home_curves(homes)
+    assert curves.index.tolist() == list(l2_probe.REVISIT_LANES) and curves.columns.tolist() == ["home", "copy", "far"]
+    assert (curves["home"] == 200).all() and (curves["copy"] == 240).all() and (curves["far"] == 240).all()
+    home_launches = log[first + 2 * sms:first + 2 * sms + 3 * 4 * len(l2_probe.REVISIT_LANES) * l2_probe.HOME_REPEATS]
+    assert all((launch["visited"] % 2 == 1).all() for launch in home_launches)
+    assert sum(r["steps"] > 0 for r in homes["curves"]) == len(home_launches)
+    out = capsys.readouterr().out
+    assert "revisits, ns per hop" in out and "placement, ns per hop" in out and "homes: 0.500 of 524288" in out
+
+
+def test_partition_groups_split_the_sms_by_their_one_lane_hop():
+    rows = [{"lanes": 1, "touched_sm": 0, "sm": sm, "ns_per_hop": t}
+            for sm, t in enumerate([150.0, 152.0, 185.0, 149.0, 190.0, 188.0])]
+    rows.append({"lanes": 32, "touched_sm": 0, "sm": 2, "ns_per_hop": 10.0})  # not the one-lane runs
+    assert l2_probe.partition_groups(rows) == ([0, 1, 3], [2, 4, 5])
+    with pytest.raises(InputError, match="do not fall in two groups around SM 0"):
+        l2_probe.partition_groups([dict(r, ns_per_hop=200.0 - r["ns_per_hop"] / 100) for r in rows[:6]])
+    with pytest.raises(InputError, match="no one-lane placement runs"):
+        l2_probe.partition_groups(rows[6:])
+
+
+def test_far_positions_split_the_hops_in_two_groups():
+    cycles = np.array([300, 420, 305, 298, 431, 425, 301, 299])
+    slow, split = l2_probe.far_positions(cycles)
+    assert slow.tolist() == [False, True, False, False, True, True, False, False]
+    assert split == {"threshold_cycles": 362.5, "near_cycles": 300.0, "far_cycles": 425.0, "far_fraction": 0.375}
+    with pytest.raises(InputError, match="do not fall in two groups"):
+        l2_probe.far_positions(np.full(8, 300) + np.arange(8))
+
+
+def test_a_placement_launch_that_no_block_ran_on_its_sm_is_one_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy(props=dict(PROPS, name=b"NVIDIA H200", l2CacheSize=2**20)))
+    monkeypatch.setattr(l2_probe, "REVISIT_NS", 2e4)
+    monkeypatch.setattr(l2_probe, "REVISIT_IDLE_S", 0.0)
+    monkeypatch.setattr(l2_probe, "PLACEMENT_SECTORS", 64)
+    launch_on = l2_probe._Probe.launch_on
+    monkeypatch.setattr(l2_probe._Probe, "launch_on",  # SM 7's launch claims nothing
+                        lambda self, sm, lanes, steps, blocks, claim: launch_on(self, sm, lanes, steps, blocks,
+                                                                                claim if sm != 7 else claim.copy()))
+    assert l2_probe.main(["--base", "h200", "--out", str(tmp_path / "probe.json")]) == 2
+    err = capsys.readouterr().err
+    assert "no block of a placement launch ran on SM 7" in err and err.count("\n") == 1
+    assert not (tmp_path / "probe.json").exists()
 
 
 @pytest.mark.parametrize("args, fragment", [
@@ -136,5 +202,5 @@ def test_the_shipped_profiles_l2_capacity_is_their_committed_probe_run(name, rec
     profile = load_profile(name)
     assert profile.l2_capacity == l2_probe.l2_capacity(recorded)
     assert profile.l2_capacity.provenance["command"] == recorded["command"]
-    # what every SM reads fills about 60% of the L2 on both (36.6 of 60 MiB, 30.5 of 50)
+    # what every SM reads fills about 60% of the L2 on both (36.7 of 60 MiB, 30.9 of 50)
     assert 0.55 < profile.l2_model_bytes / profile.l2_bytes < 0.65

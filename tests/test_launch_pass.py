@@ -1,6 +1,7 @@
 """The fused launch pass (`memory.simulate_launch_loads`) against the whole stream: the interleaved
 sectors through the L2 and row buffers first (`stream_outcomes`), then counted per server (here, with
-bincounts) and per slot (`slot_loads_by_class`). Every count and every float must be equal."""
+bincounts) and per slot (`slot_loads_by_class`), the L2 partitions' copies followed by both where the
+profile has [l2_partitions]. Every count and every float must be equal."""
 from types import SimpleNamespace
 
 import numpy as np
@@ -16,16 +17,17 @@ from opmachine.layout import layout_for
 from opmachine.memory import (LaunchScratch, l2_geometry, pass_through_l2, simulate_launch_loads, slot_loads_by_class,
                               stream_outcomes)
 from opmachine.predict import expansion_launch
-from opmachine.profile import load_profile
+from opmachine.profile import L2Partitions, load_profile
 from simdmodel.algorithms import BFS
 from simdmodel.load import load_graph
 
 
-def _profile(sets, ways, sectors_per_line, row_buffers, physical_warps, block_sectors=8):
+def _profile(sets, ways, sectors_per_line, row_buffers, physical_warps, block_sectors=8, partitions=False):
     l2_bytes = sets * ways * 32 * sectors_per_line
     return SimpleNamespace(l2_bytes=l2_bytes, l2_model_bytes=l2_bytes, l2_ways=ways,
                            l2_line_bytes=32 * sectors_per_line, sector_bytes=32, dram_block_bytes=32 * block_sectors,
-                           row_buffers=row_buffers, physical_warps=physical_warps)
+                           row_buffers=row_buffers, physical_warps=physical_warps,
+                           l2_partitions=L2Partitions(2, (1,), (100.0,), (190.0,)) if partitions else None)
 
 
 def _model(seed):
@@ -33,7 +35,8 @@ def _model(seed):
     rng = np.random.default_rng(seed)
     latency = np.zeros((3, 33))
     latency[:, 1:] = 100.0 if seed == 0 else np.sort(rng.uniform(50.0, 900.0, (3, 32)), axis=1)
-    return CriticalPathModel(("L2H", "RBH", "RBM"), np.array([0, 1, 2]), latency, np.ones(3), 0.0)
+    far = latency[0] + (90.0 if seed == 0 else rng.uniform(0.0, 300.0, 33))
+    return CriticalPathModel(("L2H", "RBH", "RBM"), np.array([0, 1, 2]), latency, np.ones(3), 0.0, far_ns=far)
 
 
 def _server_counts(trace, outcomes):
@@ -49,10 +52,16 @@ def _server_counts(trace, outcomes):
 
 
 def _reference(trace, layout, profile, state, models):
+    """The stream's outcomes, then each model's slot loads from the partitions' copies as the launch found
+    them (the state's, left as the launch leaves them)."""
     outcomes, _ = stream_outcomes(trace, layout, profile, "setassoc", state)
     counter = np.zeros(layout.total_sectors, dtype=np.int32)
-    return _server_counts(trace, outcomes), [slot_loads_by_class(trace, outcomes, profile.physical_warps, m, counter)
-                                             for m in models]
+    holders = state.follow_partitions() if profile.l2_partitions is not None else np.zeros(0, np.uint8)
+    loads, before = [], holders.copy()
+    for m in models:
+        holders[:] = before
+        loads.append(slot_loads_by_class(trace, outcomes, profile.physical_warps, m, counter, holders))
+    return _server_counts(trace, outcomes), loads
 
 
 def _assert_same(fused, reference):
@@ -77,10 +86,11 @@ def _trace(launch, warps):
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(jobs, min_size=1, max_size=3), st.sampled_from([2, 4, 8]), st.integers(1, 16),
-       st.sampled_from([1, 2, 4]), st.integers(1, 6), st.integers(1, 12), st.integers(0, 2))
-def test_fused_pass_equals_stream_then_slot_count(launches, sets, ways, sectors_per_line, rows, slots, models):
+       st.sampled_from([1, 2, 4]), st.integers(1, 6), st.integers(1, 12), st.integers(0, 2), st.booleans())
+def test_fused_pass_equals_stream_then_slot_count(launches, sets, ways, sectors_per_line, rows, slots, models,
+                                                  partitions):
     layout = SimpleNamespace(total_sectors=400)
-    profile = _profile(sets, ways, sectors_per_line, rows, slots)
+    profile = _profile(sets, ways, sectors_per_line, rows, slots, partitions=partitions)
     chosen = [_model(seed) for seed in range(models)]
     fused_state = SetAssocState(l2_geometry(profile), 400)
     reference_state = SetAssocState(l2_geometry(profile), 400)
@@ -89,6 +99,8 @@ def test_fused_pass_equals_stream_then_slot_count(launches, sets, ways, sectors_
         trace = _trace(launch, 12)
         fused = simulate_launch_loads(trace, layout, profile, "setassoc", fused_state, chosen, scratch)
         _assert_same(fused, _reference(trace, layout, profile, reference_state, chosen))
+        if chosen:  # the reference follows the partitions through its models' passes
+            assert np.array_equal(fused_state.holders, reference_state.holders)
     trace = _trace(launches[0], 12)  # and cold
     _assert_same(simulate_launch_loads(trace, layout, profile, "setassoc", None, chosen),
                  _reference(trace, layout, profile, SetAssocState(l2_geometry(profile), 400), chosen))
@@ -125,15 +137,17 @@ def test_fused_pass_equals_stream_on_bfs_launches(label, beside, monkeypatch):
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(jobs, min_size=1, max_size=3), st.sampled_from([2, 4, 8]), st.integers(1, 20),
-       st.sampled_from([1, 2, 4]))
-def test_a_prior_run_leaves_the_l2_as_the_full_pass_does(launches, sets, ways, sectors_per_line):
+       st.sampled_from([1, 2, 4]), st.booleans())
+def test_a_prior_run_leaves_the_l2_as_the_full_pass_does(launches, sets, ways, sectors_per_line, partitions):
     # ways > 16 takes the general cache, which the L2-only pass drives through the sector stream
-    profile = _profile(sets, ways, sectors_per_line, 3, 12)
+    profile = _profile(sets, ways, sectors_per_line, 3, 12, partitions=partitions)
     layout = SimpleNamespace(total_sectors=400)
     full, prior = (SetAssocState(l2_geometry(profile), 400) for _ in range(2))
     for launch in launches:
         trace = _trace(launch, 12)
         simulate_launch_loads(trace, layout, profile, "setassoc", full)
-        pass_through_l2(trace, prior)
+        pass_through_l2(trace, prior, profile=profile)
+    if full.small:  # the partitions' copies as well
+        assert np.array_equal(full.holders, prior.holders)
     probe = np.arange(400, dtype=np.int64)
     assert [a.tolist() for a in full.hits(probe)] == [b.tolist() for b in prior.hits(probe)]

@@ -29,6 +29,7 @@ from test_opm_jobs import figure2_graph, graph_of, graphs
 
 K40C = load_profile("k40c", kind="gpu")
 H200 = load_profile("h200", kind="gpu")
+ONE_PARTITION = dataclasses.replace(H200, l2_partitions=None)  # an L2 whose every hit is alike
 
 
 def test_table2_memory_counts_of_figure4():
@@ -209,13 +210,20 @@ def test_the_prior_runs_traces_used_again_give_the_same_prediction(kernel):
 @pytest.mark.parametrize("kernel", ["topo", "sm-8", "ws"])
 def test_an_l2_that_holds_every_array_gives_the_prior_runs_state_without_running_it(kernel):
     # rmat-11's arrays fit the H200's L2: nothing is ever evicted, so the filled cache that replaces the
-    # prior run must give the very tables the simulated prior run gives
+    # prior run must give the very tables the simulated prior run gives (an L2 of one partition: which
+    # partition holds a line is only known from that run, so with [l2_partitions] it is always run)
     graph = load_graph("rmat:scale=11,ef=8")
     source = int(bfs(graph, 5).levels.argmax())
     assert SetAssocState(l2_geometry(H200), layout_for(graph.n, graph.m).total_sectors).holds_universe()
-    filled = predict_bfs(graph, source, parse_kernel(kernel), H200, l2_model="setassoc", warm_l2=True)
+    fills, fill = [], SetAssocState.fill
+    with mock.patch.object(SetAssocState, "fill", lambda self: (fills.append(self), fill(self))):
+        filled = predict_bfs(graph, source, parse_kernel(kernel), ONE_PARTITION, l2_model="setassoc", warm_l2=True)
+        assert len(fills) == 1
+        predict_bfs(graph, source, parse_kernel(kernel), H200, l2_model="setassoc", warm_l2=True)
+        assert len(fills) == 1
     with mock.patch.object(SetAssocState, "holds_universe", lambda self: False):
-        simulated = predict_bfs(graph, source, parse_kernel(kernel), H200, l2_model="setassoc", warm_l2=True)
+        simulated = predict_bfs(graph, source, parse_kernel(kernel), ONE_PARTITION, l2_model="setassoc",
+                                warm_l2=True)
     pd.testing.assert_frame_equal(filled.per_level, simulated.per_level)
     pd.testing.assert_frame_equal(filled.per_server, simulated.per_server)
     assert (filled.per_level["l2_hits"] == filled.per_level["l2_sectors"]).all()
@@ -581,31 +589,33 @@ def test_profiles_that_change_the_simulation_are_predicted_apart():
 
 
 def test_compaction_rows_shared_between_kernels_are_the_ones_each_kernel_computes():
-    # with a filled L2 every data-driven kernel's compaction of a level gives the same row but for the
-    # kernel's name: the second kernel takes the first one's, and its whole table is what it gets alone
+    # with a filled L2 (of one partition) every data-driven kernel's compaction of a level gives the same
+    # row but for the kernel's name: the second kernel takes the first one's, and its whole table is what
+    # it gets alone
     graph = load_graph("rmat:scale=11,ef=8")
     source = int(bfs(graph, 5).levels.argmax())
     shared = opm_predict.SharedCompactions()
     options = dict(l2_model="setassoc", warm_l2=True)
-    first = predict_bfs(graph, source, parse_kernel("ws"), H200, shared=shared, **options)
+    first = predict_bfs(graph, source, parse_kernel("ws"), ONE_PARTITION, shared=shared, **options)
     compactions = int((first.per_level["phase"] == "compact").sum())
     assert len(shared.rows) == compactions > 1
     for kernel in ("sm-8", "scan"):
         with mock.patch.object(opm_predict, "compact_jobs", wraps=opm_predict.compact_jobs) as simulated:
-            together = predict_bfs(graph, source, parse_kernel(kernel), H200, shared=shared, **options)
+            together = predict_bfs(graph, source, parse_kernel(kernel), ONE_PARTITION, shared=shared, **options)
         assert simulated.call_count == 1  # only the empty compaction its fixed_ns is measured on
-        alone = predict_bfs(graph, source, parse_kernel(kernel), H200, **options)
+        alone = predict_bfs(graph, source, parse_kernel(kernel), ONE_PARTITION, **options)
         pd.testing.assert_frame_equal(together.per_level, alone.per_level)
         pd.testing.assert_frame_equal(together.per_server, alone.per_server)
     with pytest.raises(ValueError, match="one BFS predicted with one set of settings"):
-        predict_bfs(graph, 0, parse_kernel("ws"), H200, shared=shared, **options)
+        predict_bfs(graph, 0, parse_kernel("ws"), ONE_PARTITION, shared=shared, **options)
 
 
 def test_compaction_rows_are_not_shared_where_the_l2_is_not_filled():
-    # a cold L2, or one too small for the arrays, leaves each compaction's hits to what came before it
+    # a cold L2, or one too small for the arrays, leaves each compaction's hits to what came before it, and
+    # so does an L2 of two partitions (which one holds a line is what came before)
     graph = load_graph("rmat:scale=11,ef=8")
-    small = dataclasses.replace(H200, l2_bytes=64 * 1024)
-    for profile, warm in ((H200, False), (small, True)):
+    small = dataclasses.replace(ONE_PARTITION, l2_bytes=64 * 1024)
+    for profile, warm in ((ONE_PARTITION, False), (small, True), (H200, True)):
         shared = opm_predict.SharedCompactions()
         predict_bfs(graph, 5, parse_kernel("ws"), profile, l2_model="setassoc", warm_l2=warm, shared=shared)
         assert shared.rows == {}

@@ -73,3 +73,61 @@ extern "C" __global__ void mb_touch(const unsigned* __restrict__ data, long long
     }
     if (acc == 0x9E3779B9u) sink[1] = acc;  // data-dependent store so the loads are kept
 }
+
+// Placement (gpu_validate.l2_probe): the block that runs on SM `sm` does the work, the first such
+// block to start (it claims *claim); every other block returns at once. A launch has enough blocks to
+// reach every SM, and the host checks the claim.
+__device__ __forceinline__ bool mb_on_sm(int sm, unsigned* claim) {
+    __shared__ unsigned mine;
+    if (threadIdx.x == 0) {
+        unsigned id;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+        mine = id == (unsigned)sm && atomicCAS(claim, 0u, 1u) == 0u;
+    }
+    __syncthreads();
+    return mine != 0u;
+}
+
+// mb_chase_1's chase (one warp, lane l from starts[l], a random cycle's words are indices) on SM `sm`.
+extern "C" __global__ void __launch_bounds__(32)
+mb_chase_on_sm(const unsigned* __restrict__ buf, const unsigned* __restrict__ starts, int lanes, long long steps,
+               unsigned* __restrict__ sink, int sm, unsigned* claim) {
+    if (!mb_on_sm(sm, claim) || (int)threadIdx.x >= lanes) return;
+    unsigned idx = starts[threadIdx.x];
+    for (long long s = 0; s < steps; ++s) idx = mb_load<false>(buf + (unsigned long long)idx * 8);
+    if (idx == 0xFFFFFFFFu) sink[0] = idx;
+}
+
+// mb_touch from SM `sm` alone: its block reads all `words` 16-byte words.
+extern "C" __global__ void mb_touch_on_sm(const unsigned* __restrict__ data, long long words,
+                                          unsigned* __restrict__ sink, int sm, unsigned* claim) {
+    if (!mb_on_sm(sm, claim)) return;
+    unsigned acc = 0;
+    for (long long i = threadIdx.x; i < words; i += blockDim.x) {
+        unsigned x, y, z, w;
+        asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "l"(data + 4 * i));
+        acc ^= x ^ y ^ z ^ w;
+    }
+    if (acc == 0x9E3779B9u) sink[1] = acc;
+}
+
+// One lane's chase from starts[0] on SM `sm`, cycles[s] the SM clock cycles of hop s's load: the clock
+// is read once the loaded word is there (the setp waits for it), so a hop's count is its load's latency
+// plus the few cycles of the loop.
+extern "C" __global__ void mb_hop_cycles_on_sm(const unsigned* __restrict__ buf, const unsigned* __restrict__ starts,
+                                               long long steps, unsigned* __restrict__ cycles,
+                                               unsigned* __restrict__ sink, int sm, unsigned* claim) {
+    if (!mb_on_sm(sm, claim) || threadIdx.x != 0) return;
+    unsigned idx = starts[0];
+    long long before = clock64();
+    for (long long s = 0; s < steps; ++s) {
+        idx = mb_load<false>(buf + (unsigned long long)idx * 8);
+        long long now;
+        asm volatile("{\n\t.reg .pred p;\n\tsetp.eq.u32 p, %1, 0xffffffff;\n\t@p mov.u32 %1, 0;\n\t"
+                     "mov.u64 %0, %%clock64;\n\t}" : "=l"(now), "+r"(idx));
+        cycles[s] = (unsigned)(now - before);
+        before = now;
+    }
+    if (idx == 0xFFFFFFFFu) sink[0] = idx;
+}

@@ -254,6 +254,8 @@ class SetAssocState:
 
     `hits(stream)` runs a stream through the cache as it was left by the streams before it: a warm
     cache. A fresh state is an empty (cold) cache. `universe` bounds the sector ids it will see.
+    `holders` (empty until `follow_partitions`) says which partitions of a partitioned L2 hold a copy of
+    each sector (`opmachine.cache.partitions`); the cache passes of `opmachine.memory` keep it.
     """
 
     def __init__(self, geometry: SetAssocGeometry, universe: int):
@@ -276,6 +278,18 @@ class SetAssocState:
             self.tags = np.full(geometry.sets * geometry.ways, -1, dtype=np.int64)
             self.stamps = np.zeros(geometry.sets * geometry.ways, dtype=np.int64)
             self.clock = np.zeros(1, dtype=np.int64)
+        self.holders = np.zeros(0, dtype=np.uint8)
+
+    def follow_partitions(self) -> np.ndarray:
+        """`holders`, one byte per sector of the universe (no copies yet) the first time."""
+        if self.holders.size == 0:
+            self.holders = np.zeros(self.universe, dtype=np.uint8)
+        return self.holders
+
+    def written(self, sector_ids: np.ndarray) -> None:
+        """The sectors were written (by a kernel this model does not follow): their copies are gone."""
+        if self.holders.size:
+            self.holders[np.asarray(sector_ids, dtype=np.int64)] = 0
 
     def holds_universe(self) -> bool:
         """Whether every line of the universe fits at once (set = line % sets, so lines 0..L-1 put at
@@ -296,6 +310,7 @@ class SetAssocState:
         self.valid[slot] = np.iinfo(self.valid.dtype).max >> (self.valid.dtype.itemsize * 8 - g.sectors_per_line)
         if not self.small:
             self.stamps[slot] = self.clock[0] = 1
+        self.holders[:] = 0
 
     def hits(self, sector_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(sector_hit, line_hit) of `sector_ids` in access order; the cache keeps what they leave."""

@@ -16,6 +16,7 @@ One concept per module: `curve` (S(m)), `schema` (key names, typed checks, prove
 loads), `atomics` (the [atomics] time of atomics on one word), `atomic_latency` (the
 [atomic_latency] wait of an atomic beyond a load's), `bitmask` (the [bitmask] rates of
 lookups that store their byte back), `l2_capacity` (the [l2_capacity] the model's L2 simulates),
+`l2_partitions` (the [l2_partitions]: a warp's L2 hit within and across the L2's partitions),
 `loading` (shipped names and paths),
 `writing` (measured profiles written, validated and moved into place), `errors`.
 """
@@ -25,6 +26,7 @@ from .bitmask import BitmaskRates
 from .compaction import CompactionCosts
 from .gather import GatherRates
 from .l2_capacity import L2Capacity
+from .l2_partitions import L2Partitions
 from .cpu_profile import CacheLevel, CPUProfile, LoopCosts
 from .curve import Curve, closed_queue_curve
 from .errors import ProfileError, ProfileKindError
@@ -68,6 +70,7 @@ __all__ = [
     "Curve",
     "GatherRates",
     "L2Capacity",
+    "L2Partitions",
     "LoopCosts",
     "MEASURED_SECTIONS",
     "GPUProfile",

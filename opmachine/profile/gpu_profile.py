@@ -15,6 +15,7 @@ from .atomics import AtomicCosts, parse_atomics
 from .bitmask import BitmaskRates, parse_bitmask
 from .gather import GatherRates, parse_gather
 from .l2_capacity import L2Capacity, parse_l2_capacity
+from .l2_partitions import L2Partitions, parse_l2_partitions
 from .curve import Curve
 from .instructions import InstructionCosts, parse_instructions
 from .schema import (
@@ -35,7 +36,7 @@ __all__ = ["GPUProfile", "parse_gpu"]
 
 _MEASURED_PARSERS = {"compaction": parse_compaction, "gather": parse_gather, "atomics": parse_atomics,
                      "bitmask": parse_bitmask, "atomic_latency": parse_atomic_latency,
-                     "l2_capacity": parse_l2_capacity}
+                     "l2_capacity": parse_l2_capacity, "l2_partitions": parse_l2_partitions}
 MEASURED_SECTIONS = tuple(_MEASURED_PARSERS)
 """The optional tables a microbenchmark measures, each with its own [TABLE.provenance] and a GPUProfile
 field of its name: the order a rendered profile writes them in."""
@@ -86,6 +87,7 @@ class GPUProfile:
     bitmask: BitmaskRates | None = None
     atomic_latency: AtomicLatency | None = None
     l2_capacity: L2Capacity | None = None
+    l2_partitions: L2Partitions | None = None
 
     @property
     def physical_warps(self) -> int:

@@ -1,8 +1,8 @@
 """Writing measured GPU profiles: TOML text in the schema's layout, checked by loading it back, then
 moved into place (a temporary file beside the target, validated, renamed: nothing half-written).
 The [instructions] section and the measured sections (`gpu_profile.MEASURED_SECTIONS`: [compaction],
-[gather], [atomics], [bitmask], [atomic_latency], [l2_capacity]) are written at the end of a profile,
-with comments saying what the numbers are and how they were measured; `write_gpu_instructions` and
+[gather], [atomics], [bitmask], [atomic_latency], [l2_capacity], [l2_partitions]) are written at the end
+of a profile, with comments saying what the numbers are and how they were measured; `write_gpu_instructions` and
 `write_gpu_section` add or replace one in a profile file and keep everything else in that file as it is."""
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from .gpu_profile import MEASURED_SECTIONS, GPUProfile
 from .compaction import CompactionCosts
 from .atomic_latency import AtomicLatency
 from .l2_capacity import L2Capacity
+from .l2_partitions import L2Partitions
 from .atomics import AtomicCosts
 from .bitmask import BitmaskRates
 from .gather import GatherRates
@@ -42,7 +43,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
                        instructions: InstructionCosts | None = None, instructions_notes: Sequence[str] = (),
                        compaction: CompactionCosts | None = None, gather: GatherRates | None = None,
                        atomics: AtomicCosts | None = None, bitmask: BitmaskRates | None = None,
-                       atomic_latency: AtomicLatency | None = None, l2_capacity: L2Capacity | None = None) -> str:
+                       atomic_latency: AtomicLatency | None = None, l2_capacity: L2Capacity | None = None,
+                       l2_partitions: L2Partitions | None = None) -> str:
     """The TOML text of a measured GPU profile (`measured = true`), in the layout of the shipped files.
 
     `hardware` maps every key of GPU_HARDWARE_KEYS to its value; `curves` maps curve names to
@@ -50,7 +52,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     (the run). `header` lines become `#` comments at the top, `hardware_notes` a `# note` after a
     [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
     `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`),
-    and `compaction`, `gather`, `atomics`, `bitmask`, `atomic_latency`, `l2_capacity` the measured
+    and `compaction`, `gather`, `atomics`, `bitmask`, `atomic_latency`, `l2_capacity`, `l2_partitions` the measured
     sections of those names (`measured_section`).
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
@@ -109,7 +111,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     if instructions is not None:
         text += "\n" + instruction_section(instructions, label, instructions_notes)
     measured = dict(compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask,
-                    atomic_latency=atomic_latency, l2_capacity=l2_capacity)
+                    atomic_latency=atomic_latency, l2_capacity=l2_capacity, l2_partitions=l2_partitions)
     for table in MEASURED_SECTIONS:
         if measured[table] is not None:
             text += "\n" + measured_section(table, measured[table], label)
@@ -276,14 +278,20 @@ _MEASURED = {  # table -> (what it holds, its integer-valued arrays, the comment
                     "hit_fraction x size over the sizes of one to two L2s; hit_fraction, a one-lane random chase's "
                     "hits over a buffer of `sizes` bytes read twice by every SM, from its ns a hop between the "
                     "flushed buffer's and a small one's; opmachine.profile.l2_capacity says how the model uses it."),
+    "l2_partitions": (L2Partitions, ("groups", "sectors"),
+                      "[l2_partitions]: groups, the L2 partitions the SMs read through; near_ns and far_ns, one warp's "
+                      "ns to load `sectors` sectors that are all in its SM's partition or all only in the other (a "
+                      "chase timed by CUDA events, median over four SMs); opmachine.profile.l2_partitions says how the "
+                      "model uses it."),
 }
 assert tuple(_MEASURED) == MEASURED_SECTIONS
 
 
 def measured_section(table: str, value, label: str) -> str:
     """The [`table`] and [`table`.provenance] tables of one measured section (MEASURED_SECTIONS: `value` a
-    CompactionCosts, GatherRates, AtomicCosts, BitmaskRates, AtomicLatency or L2Capacity) as TOML text, after a comment
-    saying what they are; ProfileError naming the key on a value the text cannot carry."""
+    CompactionCosts, GatherRates, AtomicCosts, BitmaskRates, AtomicLatency, L2Capacity or L2Partitions) as
+    TOML text, after a comment saying what they are; ProfileError naming the key on a value the text cannot
+    carry."""
     if table not in _MEASURED:
         raise InputError(f"unknown measured section {table!r} (known: {', '.join(_MEASURED)})")
     kind, int_keys, intro = _MEASURED[table]
