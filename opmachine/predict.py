@@ -352,8 +352,10 @@ row buffers); profiles equal in these differ only in the time they give it."""
 
 
 def simulation_key(profile) -> tuple:
-    """The values of SIMULATION_FIELDS, and whether the profile has instruction costs."""
-    return (*(getattr(profile, name) for name in SIMULATION_FIELDS), profile.instructions is None)
+    """The values of SIMULATION_FIELDS, whether the profile has instruction costs, and whether its L2's
+    partitions are followed ([l2_partitions]; their latencies are time only)."""
+    return (*(getattr(profile, name) for name in SIMULATION_FIELDS), profile.instructions is None,
+            profile.l2_partitions is None)
 
 
 def predict_bfs_profiles(graph, source: int, kernel: Kernel, profiles, **options) -> list[OpmResult]:

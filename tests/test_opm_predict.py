@@ -586,6 +586,8 @@ def test_profiles_that_change_the_simulation_are_predicted_apart():
             predict_bfs_profiles(graph, 0, parse_kernel("ws"), [H200, derive_profile(H200, changes)])
     with pytest.raises(InputError, match="differ"):
         predict_bfs_profiles(graph, 0, parse_kernel("ws"), [H200, load_profile("k40c")])
+    with pytest.raises(InputError, match="differ"):  # one follows the L2's partitions, the other not
+        predict_bfs_profiles(graph, 0, parse_kernel("ws"), [H200, ONE_PARTITION])
 
 
 def test_compaction_rows_shared_between_kernels_are_the_ones_each_kernel_computes():
