@@ -203,12 +203,14 @@ class _Probe:
         """Claim words of `count` launches on one SM (`mb_on_sm`), zeroed."""
         return self.cp.zeros(count, dtype=self.cp.uint32)
 
-    def touch_from(self, sm: int, blocks: int, claim) -> None:
-        """Read the whole buffer twice from SM `sm` alone (a launch of `blocks` blocks, `claim` 2 words)."""
+    def touch_from(self, sm: int, blocks: int) -> None:
+        """Read the whole buffer twice from SM `sm` alone (launches of `blocks` blocks)."""
+        claims = self.claims(2)
         for i in range(2):
             self.touch_on_sm((blocks,), (256,), (self.buf, np.int64(self.buf.size // 4), self.sink, np.int32(sm),
-                                                 claim[i:i + 1]))
+                                                 claims[i:i + 1]))
         self.cp.cuda.Device().synchronize()
+        _check_claims(self.cp.asnumpy(claims), [sm, sm], blocks)
 
     def launch_on(self, sm: int, lanes: int, steps: int, blocks: int, claim):
         """A launch (a callable) of one warp on SM `sm` over the next unvisited segment."""
@@ -261,7 +263,7 @@ def _check_claims(claims, sms, blocks: int) -> None:
     """One error unless every launch on one SM (claim words `claims`, SMs `sms`) found a block on its SM."""
     missed = np.flatnonzero(np.asarray(claims) != 1)
     if missed.size:
-        raise InputError(f"no block of a placement launch ran on SM {list(sms)[int(missed[0])]}: "
+        raise InputError(f"no block of a launch meant for SM {list(sms)[int(missed[0])]} ran there: "
                          f"{blocks} blocks did not reach every SM")
 
 
@@ -270,11 +272,10 @@ def _placement(probe: _Probe, buffer_bytes: int, sms: int) -> list[dict]:
     blocks = sms * PLACEMENT_BLOCKS_PER_SM
     for lanes in PLACEMENT_LANES:
         probe.new_cycle(buffer_bytes // SECTOR_BYTES)
-        touch, chase = probe.claims(2), probe.claims(sms)
-        probe.touch_from(0, blocks, touch)
+        probe.touch_from(0, blocks)
+        chase = probe.claims(sms)
         steps = max(min(PLACEMENT_SECTORS, len(probe.order) // sms) // lanes, 1)
         times = probe.timed([probe.launch_on(sm, lanes, steps, blocks, chase[sm:sm + 1]) for sm in range(sms)], steps)
-        _check_claims(probe.cp.asnumpy(touch), [0, 0], blocks)
         _check_claims(probe.cp.asnumpy(chase), range(sms), blocks)
         rows += [{"lanes": lanes, "touched_sm": 0, "sm": sm, "steps": steps, "ns_per_hop": t}
                  for sm, t in enumerate(times)]
@@ -324,7 +325,7 @@ def _homes(probe: _Probe, buffer_bytes: int, placement: list[dict], flush, sms: 
     def prepare(readers) -> None:
         probe.touch(1024, flush)
         for sm in readers:
-            probe.touch_from(sm, blocks, probe.claims(2))
+            probe.touch_from(sm, blocks)
 
     prepare([0])
     cycles = probe.hop_cycles(other[0], blocks)

@@ -124,7 +124,7 @@ def test_a_placement_launch_that_no_block_ran_on_its_sm_is_one_error(tmp_path, m
                                                                                 claim if sm != 7 else claim.copy()))
     assert l2_probe.main(["--base", "h200", "--out", str(tmp_path / "probe.json")]) == 2
     err = capsys.readouterr().err
-    assert "no block of a placement launch ran on SM 7" in err and err.count("\n") == 1
+    assert "no block of a launch meant for SM 7 ran there" in err and err.count("\n") == 1
     assert not (tmp_path / "probe.json").exists()
 
 
