@@ -8,9 +8,9 @@ and leaves a copy. Here:
 
 - a sector's home is a hash of its 128-byte line (each partition is home of half the lines, spread
   over the addresses: the hash stands in for the GPU's undocumented one);
-- a warp's partition is a hash of its block (BLOCK_WARPS warps: the kernels' 256-thread blocks),
-  the block of launched warp w on slot w mod slots being slot // BLOCK_WARPS (blocks go to the SMs
-  one after another, and half the SMs read through each partition);
+- a warp's partition is a hash of its block (2**BLOCK_WARPS_SHIFT warps: the kernels' 256-thread
+  blocks), the block of launched warp w on slot w mod slots being slot >> BLOCK_WARPS_SHIFT (blocks go
+  to the SMs one after another, and half the SMs read through each partition);
 - `holders[sector]` has bit p set when partition p holds a copy (the home is not recorded: it always
   holds the sector);
 - a load that misses the L2 fills it through its SM's partition (`holders` = that partition only); a
