@@ -60,17 +60,25 @@ MB_CHASE(mb_chase_4, 4, false)
 MB_CHASE(mb_chase_8, 8, false)
 MB_CHASE(mb_chase_1_ca, 1, true)
 
-// Read `words` 16-byte words with ld.global.cg (grid-stride): fills L2 with that buffer, evicting
-// what was there (an L2 flush before a DRAM measurement, or a warm-up of an L2-resident buffer).
-extern "C" __global__ void mb_touch(const unsigned* __restrict__ data, long long words, unsigned* __restrict__ sink) {
+// Read the 16-byte words first, first + stride, ... below `words` with ld.global.cg; the xor of all,
+// which the caller stores when it is a value no buffer holds, so that the loads are kept.
+__device__ __forceinline__ unsigned mb_read_words(const unsigned* __restrict__ data, long long words, long long first,
+                                                  long long stride) {
     unsigned acc = 0;
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride) {
+    for (long long i = first; i < words; i += stride) {
         unsigned x, y, z, w;
         asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
                      : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "l"(data + 4 * i));
         acc ^= x ^ y ^ z ^ w;
     }
+    return acc;
+}
+
+// Read `words` 16-byte words with ld.global.cg (grid-stride): fills L2 with that buffer, evicting
+// what was there (an L2 flush before a DRAM measurement, or a warm-up of an L2-resident buffer).
+extern "C" __global__ void mb_touch(const unsigned* __restrict__ data, long long words, unsigned* __restrict__ sink) {
+    const unsigned acc = mb_read_words(data, words, (long long)blockIdx.x * blockDim.x + threadIdx.x,
+                                       (long long)gridDim.x * blockDim.x);
     if (acc == 0x9E3779B9u) sink[1] = acc;  // data-dependent store so the loads are kept
 }
 
@@ -102,13 +110,7 @@ mb_chase_on_sm(const unsigned* __restrict__ buf, const unsigned* __restrict__ st
 extern "C" __global__ void mb_touch_on_sm(const unsigned* __restrict__ data, long long words,
                                           unsigned* __restrict__ sink, int sm, unsigned* claim) {
     if (!mb_on_sm(sm, claim)) return;
-    unsigned acc = 0;
-    for (long long i = threadIdx.x; i < words; i += blockDim.x) {
-        unsigned x, y, z, w;
-        asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
-                     : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "l"(data + 4 * i));
-        acc ^= x ^ y ^ z ^ w;
-    }
+    const unsigned acc = mb_read_words(data, words, threadIdx.x, blockDim.x);
     if (acc == 0x9E3779B9u) sink[1] = acc;
 }
 
