@@ -520,15 +520,16 @@ def _suite_graphs(args):
 
 
 def _run_sweep(args) -> int:
-    import signal
     import time
 
     started = time.perf_counter()
     graphs, _ = _suite_graphs(args)
-    from .interrupt import answering
+    from .interrupt import check_interrupted, unwinding
 
-    with answering(signal.default_int_handler):  # no numba here: unwind, so the cluster closes
-        return _sweep(args, graphs, started)
+    with unwinding():  # no numba here: unwind, so the cluster closes
+        status = _sweep(args, graphs, started)
+        check_interrupted()
+        return status
 
 
 def _sweep(args, graphs, started: float) -> int:

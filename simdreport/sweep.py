@@ -29,6 +29,7 @@ import pandas as pd
 
 from simdmodel.errors import DataWarning, InputError
 
+from .interrupt import check_interrupted
 from .sweep_figure import sweep_figures
 from .sweep_plan import SweepPlan, SweepTask
 from .sweep_store import SweepStore
@@ -73,6 +74,7 @@ def run_sweep(plan: SweepPlan, out, *, scheduler: str | None = None, workers: in
         with _client(scheduler, workers or min(os.cpu_count() or 1, len(todo))) as client:
             _run_tasks(client, todo, store, failed, written, _Progress(len(plan.tasks), skipped, progress, line),
                        version)
+        check_interrupted()  # one that closing the cluster's garbage dropped
     whole = whole_bfs(store.rows(plan.tasks, written))
     _warn_of_older_code(whole, version, out)
     figures = sweep_figures(whole)
@@ -144,6 +146,7 @@ def _run_tasks(client, todo, store: SweepStore, failed: list, written: dict, pro
             future.release()
             for task in group:
                 progress.done(task)
+            check_interrupted()
     finally:
         progress.close()
         for future in futures:

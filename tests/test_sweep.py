@@ -241,6 +241,37 @@ def test_ctrl_c_stops_a_sweep_with_one_line_and_keeps_its_finished_tasks(tmp_pat
     assert not list((out / "levels").glob(".*"))  # no temporary file left
 
 
+class _Finaliser:
+    """An object whose finaliser calls `then`: what that raises is an exception Python drops."""
+
+    def __init__(self, then):
+        self.then = then
+
+    def __del__(self):
+        self.then()
+
+
+def _fail():
+    raise ValueError("in a finaliser")
+
+
+def test_a_ctrl_c_that_python_drops_is_still_seen_and_not_printed(monkeypatch):
+    from simdreport.interrupt import check_interrupted, unwinding
+
+    dropped = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda unraisable: dropped.append(type(unraisable.exc_value)))
+    with unwinding():
+        check_interrupted()  # none yet
+        _Finaliser(lambda: signal.raise_signal(signal.SIGINT))  # collected at once: its KeyboardInterrupt is dropped
+        with pytest.raises(KeyboardInterrupt):
+            check_interrupted()
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)  # an ordinary one still unwinds
+        _Finaliser(_fail)  # other dropped exceptions are reported as before
+    check_interrupted()  # forgotten once the block is left
+    assert dropped == [ValueError]
+
+
 def run(capsys, *argv):
     try:
         code = main(list(argv))
