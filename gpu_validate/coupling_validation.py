@@ -22,10 +22,12 @@ them). A coupling whose queue overflows is recorded as such, with no time. Write
   lookup with both culling heuristics, the largest over graphs; per lookup mode in
   redundant_expansion_max_by_mode, null where a queue overflowed), and best_coupling_agreement: the
   share of graphs whose predicted best coupling (default lookup) is the measured best or within 5% of
-  its time (`best_couplings`, listed per graph in best_couplings).
+  its time (`best_couplings`, listed per graph in best_couplings), and which build measured them
+  (`bitmask_loads`: `--bitmask-loads l2` reads the atomic lookup's bitmask from the L2 only, not through
+  the L1; the model is the same for both).
 
     python -m gpu_validate.coupling_validation SPEC [SPEC ...] [--kernels K,K] [--sources 3]
-        [--repeats 5] [--counts 3] [--out DIR]
+        [--repeats 5] [--counts 3] [--bitmask-loads l1|l2] [--out DIR]
     python -m gpu_validate.coupling_validation --measured DIR     (the model again, no GPU)
 """
 from __future__ import annotations
@@ -39,12 +41,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .modules import BITMASK_LOADS
+
 KERNELS = ("expand-contract", "contract-expand", "two-phase", "hybrid")
 KEYS = ["graph", "kernel", "source"]
 
 
-def measure_graph(graph, labels, sources, profile, repeats: int, counts: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(timed launches, counted launches with a `run` column) of every coupling and source on `graph`."""
+def measure_graph(graph, labels, sources, profile, repeats: int, counts: int,
+                  bitmask_loads: str = "l1") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(timed launches, counted launches with a `run` column) of every coupling and source on `graph`, by the
+    kernels' build that `bitmask_loads` names (`modules.BITMASK_LOADS`)."""
     from simdmodel.couplings import QueueOverflow, parse_coupling
 
     from .couplings import GpuCoupledBfs
@@ -53,7 +59,7 @@ def measure_graph(graph, labels, sources, profile, repeats: int, counts: int) ->
     for label in labels:
         coupling = parse_coupling(label)
         for instrumented in (False, True):
-            gpu = GpuCoupledBfs(graph, coupling, profile, instrumented)
+            gpu = GpuCoupledBfs(graph, coupling, profile, instrumented, bitmask_loads)
             for source in sources:
                 key = {"graph": graph.name, "kernel": coupling.label, "source": int(source)}
                 try:
@@ -260,6 +266,8 @@ def main(argv=None) -> int:
     parser.add_argument("--counts", type=int, default=3, help="instrumented runs per source (races vary)")
     parser.add_argument("--out", default="couplings")
     parser.add_argument("--measured", metavar="DIR", help="predict this earlier run again (no GPU)")
+    parser.add_argument("--bitmask-loads", choices=BITMASK_LOADS, default="l1",
+                        help="the atomic lookup reads the bitmask through the L1 (default) or the L2 only")
     args = parser.parse_args(argv)
     import opmachine as om
     import simdmodel as sm
@@ -284,13 +292,14 @@ def main(argv=None) -> int:
             for graph in map(sm.load_graph, args.specs):
                 sources = sm.pick_sources(graph, args.sources, 1)
                 print(f"{graph.name}: sources {', '.join(map(str, sources))}", flush=True)
-                t, c = measure_graph(graph, labels, sources, profile, args.repeats, args.counts)
+                t, c = measure_graph(graph, labels, sources, profile, args.repeats, args.counts, args.bitmask_loads)
                 timed.append(t)
                 counted.append(c)
             timed, counted = pd.concat(timed, ignore_index=True), pd.concat(counted, ignore_index=True)
             record = {"device": info["device"], "driver": info["driver"], "profile": profile.name,
                       "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"), "command": command,
-                      "sources": args.sources, "repeats": args.repeats, "counts": args.counts}
+                      "sources": args.sources, "repeats": args.repeats, "counts": args.counts,
+                      "bitmask_loads": args.bitmask_loads}
         else:
             raise InputError("name graphs to measure, or --measured DIR")
         launches, traffic, throughput = [], [], []

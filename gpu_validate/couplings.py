@@ -35,7 +35,9 @@ MAX_LAUNCHES = 1 << 16
 class GpuCoupledBfs:
     """One graph on the GPU and the launches of `coupling` on it."""
 
-    def __init__(self, graph, coupling: Coupling, profile, instrumented: bool = False):
+    def __init__(self, graph, coupling: Coupling, profile, instrumented: bool = False, bitmask_loads: str = "l1"):
+        """`bitmask_loads`: the build whose atomic lookup reads the bitmask through the L1 (`l1`) or the L2 only
+        (`l2`; `modules.BITMASK_LOADS`)."""
         cp = require_gpu()
         check_row_offsets(graph.m)
         self.cp = cp
@@ -60,7 +62,7 @@ class GpuCoupledBfs:
         self.full_wave = profile.full_wave_grid(DEFAULT_BLOCK)
         self.resident_threads = self.full_wave * DEFAULT_BLOCK
         mode = coupling.mode_index
-        self.kernels = {phase: modules.coupling(phase, mode, instrumented)
+        self.kernels = {phase: modules.coupling(phase, mode, instrumented, bitmask_loads)
                         for phase in ("expand", "contract", "expand-contract", "contract-expand", "pieces",
                                       "lookup-pieces")}
         self._plans: dict[int, pd.DataFrame] = {}

@@ -9,6 +9,7 @@ registered mapping strategy is found by the strategy's name: `cuda/<name>.cu` de
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.resources
 from pathlib import Path
 
@@ -36,8 +37,9 @@ def source_text(name: str) -> str:
     return (cuda_dir() / source_file(name)).read_text(encoding="utf-8")
 
 
-def compile_options(instrumented: bool) -> tuple[str, ...]:
-    return ("-std=c++17", f"-I{cuda_dir()}", f"-DCOUNT_LANES={int(instrumented)}", "-lineinfo")
+def compile_options(instrumented: bool, defines: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """nvcc/NVRTC options of a kernel build; `defines`: further `-D` options (a kernel variant)."""
+    return ("-std=c++17", f"-I{cuda_dir()}", *defines, f"-DCOUNT_LANES={int(instrumented)}", "-lineinfo")
 
 
 def expansion_source(mapping) -> tuple[str, str, bool]:
@@ -51,12 +53,22 @@ def expansion_source(mapping) -> tuple[str, str, bool]:
     return file_name, f"{name}<{','.join(arguments)}>" if arguments else name, bool(arguments)
 
 
+def headers_digest() -> str:
+    """A digest of the kernels' headers (`cuda/*.cuh`). CuPy keys its cache of compiled modules by the source
+    text it is given, not by what that text includes: `_module` appends this digest (as a last comment
+    line, so no line number moves), so that editing a header compiles the kernels again."""
+    digest = hashlib.sha256()
+    for header in sorted(cuda_dir().glob("*.cuh")):
+        digest.update(header.name.encode() + b"\0" + header.read_bytes())
+    return digest.hexdigest()
+
+
 @functools.cache
-def _module(file_name: str, instrumented: bool, expressions: tuple[str, ...]):
+def _module(file_name: str, instrumented: bool, expressions: tuple[str, ...], defines: tuple[str, ...] = ()):
     import cupy
 
-    code = (cuda_dir() / file_name).read_text(encoding="utf-8")
-    return cupy.RawModule(code=code, options=compile_options(instrumented),
+    code = (cuda_dir() / file_name).read_text(encoding="utf-8") + f"\n// headers {headers_digest()}\n"
+    return cupy.RawModule(code=code, options=compile_options(instrumented, defines),
                           name_expressions=list(expressions) or None)
 
 
@@ -80,12 +92,21 @@ templates over the lookup mode index (1..4, `simdmodel.couplings.COUPLING_MODES`
 runs the pieces of an expand-contract launch."""
 
 
-def coupling(phase: str, mode: int, instrumented: bool = False):
-    """The compiled kernel of coupled-BFS launch `phase` with lookup mode index `mode`."""
+BITMASK_LOADS = ("l1", "l2")
+"""Where the atomic lookup's bitmask loads go: through the SM's L1 (the default build) or to the L2 only
+(`-DBITMASK_L1=0`, every load seeing the stores that reached the L2)."""
+
+
+def coupling(phase: str, mode: int, instrumented: bool = False, bitmask_loads: str = "l1"):
+    """The compiled kernel of coupled-BFS launch `phase` with lookup mode index `mode`; `bitmask_loads` (BITMASK_LOADS)
+    picks the build."""
+    if bitmask_loads not in BITMASK_LOADS:
+        raise InputError(f"unknown bitmask loads {bitmask_loads!r} (choose {', '.join(BITMASK_LOADS)})")
     names = list(COUPLING_KERNELS.values())
     expressions = (*names[:2], *(f"{name}<{m}>" for name in names[2:] for m in range(1, 5)))
     entry = COUPLING_KERNELS[phase] if phase in ("expand", "pieces") else f"{COUPLING_KERNELS[phase]}<{mode}>"
-    return _module("couplings.cu", instrumented, expressions).get_function(entry)
+    defines = () if bitmask_loads == "l1" else ("-DBITMASK_L1=0",)
+    return _module("couplings.cu", instrumented, expressions, defines).get_function(entry)
 
 
 def expansion(mapping, instrumented: bool = False):

@@ -86,6 +86,23 @@ def test_the_committed_h200_run_is_exact_where_no_race_decides():
     assert set(throughput["kernel"]) == set(COUPLINGS) and (throughput["fraction_of_bound"] > 0).all()
 
 
+def test_read_from_the_l2_the_bitmask_stores_are_the_models():
+    # The build that reads the bitmask from the L2 only sees every store of earlier waves, as the model's
+    # lookup assumes: its bitmask stores per launch are the model's within 2% (median); through the L1
+    # (the default build, same graphs and sources), stale lines let more through on rmat and kron.
+    l2_run = RESULTS.parent / "nvidia-h200-couplings-l2"
+    assert json.loads((l2_run / "summary.json").read_text())["bitmask_loads"] == "l2"
+
+    def store_ratios(folder):
+        launches = pd.read_csv(folder / "launches.csv.gz")
+        launches = launches[launches["graph"].str.match(r"(rmat|kron|random)") & (launches["mask_write"] > 1000)]
+        return launches["predicted_mask_write"] / launches["mask_write"]
+
+    through_l2, through_l1 = store_ratios(l2_run), store_ratios(RESULTS)
+    assert abs(through_l2.median() - 1) <= 0.02 and through_l2.quantile(0.1) >= 0.99
+    assert through_l1.quantile(0.1) < 0.5
+
+
 def test_the_committed_h200_run_is_predicted_and_the_deep_graphs_within_ten_percent():
     times = pd.read_csv(RESULTS / "pooled" / "time.csv")
     summary = json.loads((RESULTS / "summary.json").read_text())
@@ -117,8 +134,9 @@ def test_gpu_couplings_move_seed_001s_words_on_a_tree(name):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("bitmask_loads", ["l1", "l2"])
 @pytest.mark.parametrize("spec", ["rmat:scale=13,ef=16,seed=2", "grid2d:side=90"])
-def test_gpu_atomic_couplings_run_the_models_queues(spec):
+def test_gpu_atomic_couplings_run_the_models_queues(spec, bitmask_loads):
     from gpu_validate.couplings import GpuCoupledBfs
     from simdmodel.couplings import coupled_launches
 
@@ -127,7 +145,8 @@ def test_gpu_atomic_couplings_run_the_models_queues(spec):
     profile = om.load_profile("h200")
     grid = profile.full_wave_grid(256)
     for name in COUPLINGS:
-        counted = GpuCoupledBfs(graph, Coupling(name), profile, instrumented=True).count_bfs(source)
+        counted = GpuCoupledBfs(graph, Coupling(name), profile, instrumented=True,
+                                bitmask_loads=bitmask_loads).count_bfs(source)
         model = coupled_launches(graph, source, Coupling(name), grid, grid * 256)
         model = model[model["phase"] != "setup"]
         assert list(zip(counted["level"], counted["phase"])) == list(zip(model["level"], model["phase"]))

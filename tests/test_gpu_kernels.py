@@ -16,6 +16,7 @@ import pytest
 import opmachine as om
 import simdmodel as sm
 from gpu_validate import modules
+from simdmodel.errors import InputError
 from gpu_validate.lanes import lanes_model
 
 NVCC = shutil.which("nvcc")
@@ -40,6 +41,51 @@ def test_kernel_sources_compile_for_sm90(tmp_path, name, instrumented):
     # 8 blocks of 256 threads per SM (one full wave co-resident) needs <= 32 registers a thread.
     registers = [int(line.split("Used ")[1].split(" registers")[0]) for line in report.splitlines() if "Used " in line]
     assert registers and max(registers) <= 32
+
+
+@needs_nvcc
+@pytest.mark.parametrize("bitmask_loads", modules.BITMASK_LOADS)
+def test_the_l2_build_reads_the_bitmask_around_the_l1(tmp_path, bitmask_loads):
+    defines = () if bitmask_loads == "l1" else ("-DBITMASK_L1=0",)
+    ptx = tmp_path / "couplings.ptx"
+    done = subprocess.run([NVCC, "-arch=sm_90", "-ptx", "-o", str(ptx), *modules.compile_options(False, defines)[:-1],
+                           str(modules.cuda_dir() / "couplings.cu")], check=False, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = ptx.read_text()
+    # the atomic lookup's bitmask bytes: through the L1 (ld.global.ca), or from the L2 like the other modes' (.cg)
+    assert ("ld.global.ca.u8" in text) == (bitmask_loads == "l1")
+    assert "ld.global.cg.u8" in text
+
+
+def test_a_header_edit_changes_the_source_cupy_compiles(tmp_path, monkeypatch):
+    import shutil as copying
+    import sys
+    import types
+
+    for path in modules.cuda_dir().glob("*.cu*"):
+        copying.copy(path, tmp_path / path.name)
+    monkeypatch.setattr(modules, "cuda_dir", lambda: tmp_path)
+    compiled = []
+    monkeypatch.setitem(sys.modules, "cupy", types.SimpleNamespace(
+        RawModule=lambda code, options, name_expressions: compiled.append(code)))
+    modules._module.cache_clear()
+    try:
+        modules._module("couplings.cu", False, ())
+        header = tmp_path / "status_lookup.cuh"
+        header.write_text(header.read_text() + "// edited\n")
+        modules._module.cache_clear()
+        modules._module("couplings.cu", False, ())
+    finally:
+        modules._module.cache_clear()
+    source = (tmp_path / "couplings.cu").read_text().splitlines()
+    before, after = (code.splitlines() for code in compiled)
+    assert before != after  # CuPy's cache key (the source text) changes with the header
+    assert before[:len(source)] == after[:len(source)] == source  # and no line of the kernel moves
+
+
+def test_an_unknown_bitmask_build_is_one_line():
+    with pytest.raises(InputError, match="unknown bitmask loads 'l3'"):
+        modules.coupling("contract", 4, bitmask_loads="l3")
 
 
 @needs_nvcc

@@ -1,16 +1,16 @@
-// The status lookup of seed 001 §4.2 for one warp instruction (`simdmodel/lookup.py`): which lanes'
-// vertex ids may enter the next vertex frontier. Shared by the isolated lookup (`lookup.cu`) and the
-// coupled BFS kernels (`couplings.cu`). MODE adds the filters in order: 0 the bitmask (one bit per
-// vertex, plain byte loads and stores, no atomics), 1 the label behind an unset bit, 2 warp culling
-// first (a 128-entry table per warp in shared memory: ids, read back, lane ids where the id is still
-// there), 3 then history culling (a CTA's 256-entry table of recently seen ids), 4 the label claimed
-// by an atomic compare-and-swap behind an unset bit where a plain read finds it unvisited (no false
-// negatives: of the lanes that race to one vertex, one swap succeeds). Status words are read with
-// ld.global.cg (L2), so a warp sees another warp's stores once they reach the L2 (the atomic mode's
-// bitmask bytes through the L1: see load_ca_u8).
-//
-// Every lane of the warp calls it (it synchronises the warp); lanes with `active` false take no part.
-// With -DCOUNT_LANES=1 it counts its global accesses into `traffic` (couplings.cu's T_* categories).
+// The status lookup of seed 001 §4.2 for one warp instruction (`simdmodel/lookup.py`): which lanes' vertex ids
+// may enter the next vertex frontier. Shared by the isolated lookup (`lookup.cu`) and the coupled BFS kernels
+// (`couplings.cu`). MODE adds the filters in order: 0 the bitmask (one bit per vertex, plain byte loads and
+// stores, no atomics), 1 the label behind an unset bit, 2 warp culling first (a 128-entry table per warp in shared
+// memory: ids, read back, lane ids where the id is still there), 3 then history culling (a CTA's 256-entry table
+// of recently seen ids), 4 the label claimed by an atomic compare-and-swap behind an unset bit where a plain read
+// finds it unvisited (no false negatives: of the lanes that race to one vertex, one swap succeeds). Status words
+// are read with ld.global.cg (L2), so a warp sees another warp's stores once they reach the L2; the atomic mode's
+// bitmask bytes go through the L1 (load_ca_u8) unless built with -DBITMASK_L1=0. Every lane of the warp calls it
+// (it synchronises the warp); lanes with `active` false take no part. -DCOUNT_LANES=1 counts global accesses.
+#ifndef BITMASK_L1
+#define BITMASK_L1 1
+#endif
 #pragma once
 #include "bfs_common.cuh"
 
@@ -84,7 +84,7 @@ __device__ __forceinline__ void status_lookup_batch(const int (&v)[K], const boo
     for (int k = 0; k < K; ++k) {
         if (valid[k]) {
             COUNT_WORDS(T_MASK_READ);
-            byte[k] = MODE >= 4 ? load_ca_u8(mask + (v[k] >> 3)) : load_cg_u8(mask + (v[k] >> 3));
+            byte[k] = MODE >= 4 && BITMASK_L1 ? load_ca_u8(mask + (v[k] >> 3)) : load_cg_u8(mask + (v[k] >> 3));
         }
     }
     int stored[K];
