@@ -83,7 +83,7 @@ def parse_l2_partitions(check: Checker, table, device_name: str) -> L2Partitions
     for i, (near, far) in enumerate(zip(arrays["near_ns"], arrays["far_ns"])):
         if far < near:
             check.fail(f"l2_partitions.far_ns[{i}]", f"a load across partitions is no faster than within one, got "
-                                                     f"{far:g} < {near:g}")
+                                                     f"{far:g} < l2_partitions.near_ns[{i}] = {near:g}")
     provenance = check.run_provenance(table["provenance"], "l2_partitions.provenance", RUN_KEYS, device_name,
                                       "the L2 partitions")
     return L2Partitions(groups, tuple(sectors), tuple(arrays["near_ns"]), tuple(arrays["far_ns"]), provenance)
