@@ -11,11 +11,13 @@ lookup per traversed edge at the profile's measured [gather] rate), each kernel'
 and its speed relative to the fastest kernel on that graph.
 
     python bench/bench_gteps.py [--graphs SPEC;SPEC] [--kernels scan,sm-32,swc] [--sources 8]
-        [--repeats 3] [--gpu PROFILE] [--json OUT]
+        [--repeats 3] [--bitmask-stores plain,claim] [--gpu PROFILE] [--json OUT]
 
 The kernels: `topo`, the mappings of the two-launch BFS (`sm-S`, `ws`, `scan`, `swc`), and seed
 001's couplings (`expand-contract`, `contract-expand`, `two-phase`, `hybrid`, each with an optional
-lookup mode: `hybrid-history`).
+lookup mode: `hybrid-history`). `--bitmask-stores` times each coupling in each of the named builds
+(`gpu_validate.modules.BITMASK_STORES`; a row's `bitmask_stores`): `claim` has only the lane that claims
+a vertex set its bitmask bit.
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ def main(argv=None) -> int:
     parser.add_argument("--kernels", default=",".join(KERNELS))
     parser.add_argument("--sources", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--bitmask-stores", default="plain", help="comma-separated builds of the couplings' "
+                        "atomic lookup: plain (default), claim")
     parser.add_argument("--gpu", default=None, help="profile (default: the one of this GPU)")
     parser.add_argument("--json", help="also write the rows and the run's provenance here")
     args = parser.parse_args(argv)
@@ -48,6 +52,7 @@ def main(argv=None) -> int:
     from gpu_validate.couplings import GpuCoupledBfs
     from simdmodel.couplings import is_coupling, parse_coupling
     from gpu_validate.device import device_info, profile_for_device
+    from gpu_validate.modules import BITMASK_STORES
     from gpu_validate.validate import traversal_bounds
 
     from simdmodel.errors import InputError
@@ -55,6 +60,10 @@ def main(argv=None) -> int:
     try:  # every label before the GPU: a typo is one line
         kernels = {label: parse_coupling(label) if is_coupling(label) else om.parse_kernel(label)
                    for label in args.kernels.split(",")}
+        builds = args.bitmask_stores.split(",")
+        unknown = [b for b in builds if b not in BITMASK_STORES]
+        if unknown:
+            raise InputError(f"unknown bitmask stores {unknown[0]!r} (choose {', '.join(BITMASK_STORES)})")
         info = device_info()
         profile = om.load_profile(args.gpu or profile_for_device(info))
     except InputError as error:
@@ -70,20 +79,25 @@ def main(argv=None) -> int:
         bounds = {k: float(np.median(v)) for k, v in
                   traversal_bounds(traversed, graph.n, graph.m, profile.dram_bandwidth_gbs, profile.gather).items()}
         for label, kernel in kernels.items():
-            gpu = GpuCoupledBfs(graph, kernel, profile) if is_coupling(label) else GpuBfs(graph, kernel, profile)
-            rates = [edges[s] / gpu.time_bfs(s, repeats=args.repeats)["time_ns"].sum() for s in sources]
-            row = {"graph": spec, "kernel": label, "gteps": float(np.median(rates)), "gteps_min": min(rates),
-                   "gteps_max": max(rates), "edges": float(np.median(traversed)), **bounds}
-            row["fraction_of_bound"] = row["gteps"] / row["bound_gteps"]
-            rows.append(row)
-            del gpu
+            for build in builds if is_coupling(label) else [None]:
+                gpu = (GpuCoupledBfs(graph, kernel, profile, bitmask_stores=build) if is_coupling(label)
+                       else GpuBfs(graph, kernel, profile))
+                rates = [edges[s] / gpu.time_bfs(s, repeats=args.repeats)["time_ns"].sum() for s in sources]
+                row = {"graph": spec, "kernel": label, "bitmask_stores": build, "gteps": float(np.median(rates)),
+                       "gteps_min": min(rates), "gteps_max": max(rates), "edges": float(np.median(traversed)),
+                       **bounds}
+                row["fraction_of_bound"] = row["gteps"] / row["bound_gteps"]
+                rows.append(row)
+                del gpu
         best = max(r["gteps"] for r in rows if r["graph"] == spec)
         print(f"{spec}: n={graph.n:,} m={graph.m:,}; bound {bounds['bound_gteps']:.1f} GTEPS (stream "
               f"{bounds['stream_bound_gteps']:.1f}, gather {bounds['gather_bound_gteps']:.1f}; medians over the "
               "sources)", flush=True)
         for row in (r for r in rows if r["graph"] == spec):
             row["vs_fastest"] = row["gteps"] / best
-            print(f"  {row['kernel']:>15} {row['gteps']:8.2f} GTEPS ({row['gteps_min']:.2f}..{row['gteps_max']:.2f}) "
+            build = row["bitmask_stores"]
+            name = row["kernel"] + (f" ({build})" if build not in (None, "plain") else "")
+            print(f"  {name:>23} {row['gteps']:8.2f} GTEPS ({row['gteps_min']:.2f}..{row['gteps_max']:.2f}) "
                   f"{row['fraction_of_bound']:6.1%} of bound, {row['vs_fastest']:.2f}x the fastest", flush=True)
     if args.json:
         record = {"device": info["device"], "driver": info["driver"],

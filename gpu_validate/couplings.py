@@ -35,9 +35,10 @@ MAX_LAUNCHES = 1 << 16
 class GpuCoupledBfs:
     """One graph on the GPU and the launches of `coupling` on it."""
 
-    def __init__(self, graph, coupling: Coupling, profile, instrumented: bool = False, bitmask_loads: str = "l1"):
-        """`bitmask_loads`: the build whose atomic lookup reads the bitmask through the L1 (`l1`) or the L2 only
-        (`l2`; `modules.BITMASK_LOADS`)."""
+    def __init__(self, graph, coupling: Coupling, profile, instrumented: bool = False, bitmask_loads: str = "l1",
+                 bitmask_stores: str = "plain"):
+        """`bitmask_loads`, `bitmask_stores`: the build (`modules.BITMASK_LOADS`, `BITMASK_STORES`): whether the
+        atomic lookup reads the bitmask through the L1 or the L2 only, and who stores its bits."""
         cp = require_gpu()
         check_row_offsets(graph.m)
         self.cp = cp
@@ -49,7 +50,7 @@ class GpuCoupledBfs:
         self.row_start = cp.asarray(graph.indptr.astype(np.int32))
         self.edge_dst = cp.asarray(graph.indices.astype(np.int32, copy=False))
         self.level = cp.empty(n, dtype=cp.int32)
-        self.mask = cp.empty((n + 7) // 8, dtype=cp.uint8)
+        self.mask = cp.empty((n + 31) // 32 * 4, dtype=cp.uint8)  # whole words: the claim build ORs bits into them
         self.queues = {"vertex": [cp.empty(self.capacity, dtype=cp.int32) for _ in range(2)],
                        "edge": [cp.empty(self.capacity, dtype=cp.int32) for _ in range(2)]}
         self.sizes = cp.zeros(MAX_LAUNCHES + 1, dtype=cp.int32)
@@ -62,7 +63,7 @@ class GpuCoupledBfs:
         self.full_wave = profile.full_wave_grid(DEFAULT_BLOCK)
         self.resident_threads = self.full_wave * DEFAULT_BLOCK
         mode = coupling.mode_index
-        self.kernels = {phase: modules.coupling(phase, mode, instrumented, bitmask_loads)
+        self.kernels = {phase: modules.coupling(phase, mode, instrumented, bitmask_loads, bitmask_stores)
                         for phase in ("expand", "contract", "expand-contract", "contract-expand", "pieces",
                                       "lookup-pieces")}
         self._plans: dict[int, pd.DataFrame] = {}

@@ -95,17 +95,25 @@ runs the pieces of an expand-contract launch."""
 BITMASK_LOADS = ("l1", "l2")
 """Where the atomic lookup's bitmask loads go: through the SM's L1 (the default build) or to the L2 only
 (`-DBITMASK_L1=0`, every load seeing the stores that reached the L2)."""
+BITMASK_STORES = ("plain", "claim")
+"""Who sets the atomic lookup's bitmask bits: every lane that found its bit unset, with a plain byte store of
+the byte it read (the default build, seed 001's), or only the lane whose compare-and-swap claimed the vertex,
+with one atomicOr (`-DBITMASK_CLAIM=1`: no byte store clobbers another lane's bit). The model follows the
+default build."""
 
 
-def coupling(phase: str, mode: int, instrumented: bool = False, bitmask_loads: str = "l1"):
-    """The compiled kernel of coupled-BFS launch `phase` with lookup mode index `mode`; `bitmask_loads` (BITMASK_LOADS)
-    picks the build."""
-    if bitmask_loads not in BITMASK_LOADS:
-        raise InputError(f"unknown bitmask loads {bitmask_loads!r} (choose {', '.join(BITMASK_LOADS)})")
+def coupling(phase: str, mode: int, instrumented: bool = False, bitmask_loads: str = "l1",
+             bitmask_stores: str = "plain"):
+    """The compiled kernel of coupled-BFS launch `phase` with lookup mode index `mode`; `bitmask_loads`
+    (BITMASK_LOADS) and `bitmask_stores` (BITMASK_STORES) pick the build."""
+    for what, value, known in (("loads", bitmask_loads, BITMASK_LOADS), ("stores", bitmask_stores, BITMASK_STORES)):
+        if value not in known:
+            raise InputError(f"unknown bitmask {what} {value!r} (choose {', '.join(known)})")
     names = list(COUPLING_KERNELS.values())
     expressions = (*names[:2], *(f"{name}<{m}>" for name in names[2:] for m in range(1, 5)))
     entry = COUPLING_KERNELS[phase] if phase in ("expand", "pieces") else f"{COUPLING_KERNELS[phase]}<{mode}>"
-    defines = () if bitmask_loads == "l1" else ("-DBITMASK_L1=0",)
+    defines = (*(() if bitmask_loads == "l1" else ("-DBITMASK_L1=0",)),
+               *(() if bitmask_stores == "plain" else ("-DBITMASK_CLAIM=1",)))
     return _module("couplings.cu", instrumented, expressions, defines).get_function(entry)
 
 

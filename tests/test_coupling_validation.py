@@ -103,6 +103,19 @@ def test_read_from_the_l2_the_bitmask_stores_are_the_models():
     assert through_l1.quantile(0.1) < 0.5
 
 
+def test_the_committed_claim_build_is_timed_beside_the_default_one():
+    record = json.loads((RESULTS / "gteps-claim.json").read_text())
+    rows = pd.DataFrame(record["rows"])
+    assert record["device"] == "NVIDIA H200" and "--bitmask-stores plain,claim" in record["command"]
+    couplings = rows[rows["kernel"].isin(COUPLINGS)]
+    assert len(couplings) == 2 * 4 * 2 and set(couplings["bitmask_stores"]) == {"plain", "claim"}
+    assert rows.loc[~rows["kernel"].isin(COUPLINGS), "bitmask_stores"].isna().all()
+    assert np.allclose(rows["fraction_of_bound"], rows["gteps"] / rows["bound_gteps"])
+    for _, graph in rows.groupby("graph"):
+        hybrid = graph[graph["kernel"] == "hybrid"].set_index("bitmask_stores")["gteps"]
+        assert hybrid["claim"] > hybrid["plain"] and hybrid["claim"] == graph["gteps"].max()
+
+
 def test_the_committed_h200_run_is_predicted_and_the_deep_graphs_within_ten_percent():
     times = pd.read_csv(RESULTS / "pooled" / "time.csv")
     summary = json.loads((RESULTS / "summary.json").read_text())
@@ -134,9 +147,9 @@ def test_gpu_couplings_move_seed_001s_words_on_a_tree(name):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("bitmask_loads", ["l1", "l2"])
+@pytest.mark.parametrize("bitmask_loads, bitmask_stores", [("l1", "plain"), ("l2", "plain"), ("l1", "claim")])
 @pytest.mark.parametrize("spec", ["rmat:scale=13,ef=16,seed=2", "grid2d:side=90"])
-def test_gpu_atomic_couplings_run_the_models_queues(spec, bitmask_loads):
+def test_gpu_atomic_couplings_run_the_models_queues(spec, bitmask_loads, bitmask_stores):
     from gpu_validate.couplings import GpuCoupledBfs
     from simdmodel.couplings import coupled_launches
 
@@ -145,14 +158,16 @@ def test_gpu_atomic_couplings_run_the_models_queues(spec, bitmask_loads):
     profile = om.load_profile("h200")
     grid = profile.full_wave_grid(256)
     for name in COUPLINGS:
-        counted = GpuCoupledBfs(graph, Coupling(name), profile, instrumented=True,
-                                bitmask_loads=bitmask_loads).count_bfs(source)
+        counted = GpuCoupledBfs(graph, Coupling(name), profile, instrumented=True, bitmask_loads=bitmask_loads,
+                                bitmask_stores=bitmask_stores).count_bfs(source)
         model = coupled_launches(graph, source, Coupling(name), grid, grid * 256)
         model = model[model["phase"] != "setup"]
         assert list(zip(counted["level"], counted["phase"])) == list(zip(model["level"], model["phase"]))
         assert counted["output"].tolist() == model["output"].tolist()
         for column in ("column", "row", "edge_read", "edge_write", "vertex_read", "vertex_write", "label_write"):
             assert counted[column].tolist() == model[column].tolist(), (name, column)
+        if bitmask_stores == "claim":  # one bit set per claimed vertex
+            assert counted["mask_write"].tolist() == counted["label_write"].tolist()
 
 
 COUNTERS = RESULTS.parent / "nvidia-h200-coupling-counters"

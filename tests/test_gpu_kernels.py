@@ -44,9 +44,11 @@ def test_kernel_sources_compile_for_sm90(tmp_path, name, instrumented):
 
 
 @needs_nvcc
+@pytest.mark.parametrize("bitmask_stores", modules.BITMASK_STORES)
 @pytest.mark.parametrize("bitmask_loads", modules.BITMASK_LOADS)
-def test_the_l2_build_reads_the_bitmask_around_the_l1(tmp_path, bitmask_loads):
-    defines = () if bitmask_loads == "l1" else ("-DBITMASK_L1=0",)
+def test_the_coupled_builds_read_and_set_the_bitmask_as_named(tmp_path, bitmask_loads, bitmask_stores):
+    defines = (*(() if bitmask_loads == "l1" else ("-DBITMASK_L1=0",)),
+               *(() if bitmask_stores == "plain" else ("-DBITMASK_CLAIM=1",)))
     ptx = tmp_path / "couplings.ptx"
     done = subprocess.run([NVCC, "-arch=sm_90", "-ptx", "-o", str(ptx), *modules.compile_options(False, defines)[:-1],
                            str(modules.cuda_dir() / "couplings.cu")], check=False, capture_output=True, text=True)
@@ -55,6 +57,10 @@ def test_the_l2_build_reads_the_bitmask_around_the_l1(tmp_path, bitmask_loads):
     # the atomic lookup's bitmask bytes: through the L1 (ld.global.ca), or from the L2 like the other modes' (.cg)
     assert ("ld.global.ca.u8" in text) == (bitmask_loads == "l1")
     assert "ld.global.cg.u8" in text
+    # its bits: a plain byte store by every lane that found one unset (the other modes store bytes too), or one
+    # atomic OR by the lane that claimed the vertex
+    assert "st.global.u8" in text
+    assert (".or.b32" in text) == (bitmask_stores == "claim")
 
 
 def test_a_header_edit_changes_the_source_cupy_compiles(tmp_path, monkeypatch):
@@ -86,6 +92,8 @@ def test_a_header_edit_changes_the_source_cupy_compiles(tmp_path, monkeypatch):
 def test_an_unknown_bitmask_build_is_one_line():
     with pytest.raises(InputError, match="unknown bitmask loads 'l3'"):
         modules.coupling("contract", 4, bitmask_loads="l3")
+    with pytest.raises(InputError, match=r"unknown bitmask stores 'atomic' \(choose plain, claim\)"):
+        modules.coupling("contract", 4, bitmask_stores="atomic")
 
 
 @needs_nvcc

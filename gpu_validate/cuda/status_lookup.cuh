@@ -1,15 +1,15 @@
-// The status lookup of seed 001 §4.2 for one warp instruction (`simdmodel/lookup.py`): which lanes' vertex ids
-// may enter the next vertex frontier. Shared by the isolated lookup (`lookup.cu`) and the coupled BFS kernels
-// (`couplings.cu`). MODE adds the filters in order: 0 the bitmask (one bit per vertex, plain byte loads and
-// stores, no atomics), 1 the label behind an unset bit, 2 warp culling first (a 128-entry table per warp in shared
-// memory: ids, read back, lane ids where the id is still there), 3 then history culling (a CTA's 256-entry table
-// of recently seen ids), 4 the label claimed by an atomic compare-and-swap behind an unset bit where a plain read
-// finds it unvisited (no false negatives: of the lanes that race to one vertex, one swap succeeds). Status words
-// are read with ld.global.cg (L2), so a warp sees another warp's stores once they reach the L2; the atomic mode's
-// bitmask bytes go through the L1 (load_ca_u8) unless built with -DBITMASK_L1=0. Every lane of the warp calls it
-// (it synchronises the warp); lanes with `active` false take no part. -DCOUNT_LANES=1 counts global accesses.
+// The status lookup of seed 001 §4.2 for one warp instruction (`simdmodel/lookup.py`): which lanes' ids may enter
+// the next vertex frontier (`lookup.cu`, `couplings.cu`). MODE adds filters: 0 the bitmask (a bit per vertex, plain
+// byte loads and stores), 1 the label behind an unset bit, 2 warp culling first (128-entry table per warp in shared
+// memory), 3 then history culling (a CTA's 256 recent ids), 4 the label claimed by an atomic compare-and-swap behind
+// an unset bit where a plain read finds it unvisited. Status words are read from the L2 (ld.global.cg); the atomic
+// mode's bitmask through the L1 unless -DBITMASK_L1=0, and -DBITMASK_CLAIM=1 has only the claiming lane set its bit
+// (one atomicOr, no plain byte store). Every lane of the warp calls it; -DCOUNT_LANES=1 counts global accesses.
 #ifndef BITMASK_L1
 #define BITMASK_L1 1
+#endif
+#ifndef BITMASK_CLAIM
+#define BITMASK_CLAIM 0
 #endif
 #pragma once
 #include "bfs_common.cuh"
@@ -111,9 +111,10 @@ __device__ __forceinline__ void status_lookup_batch(const int (&v)[K], const boo
     __syncwarp();
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        if (stored[k] >= 0) {
+        if (stored[k] >= 0 && (MODE < 4 || !BITMASK_CLAIM || valid[k])) {
             COUNT_WORDS(T_MASK_WRITE);
-            mask[v[k] >> 3] = (unsigned char)stored[k];
+            if (MODE >= 4 && BITMASK_CLAIM) atomicOr((unsigned*)mask + (v[k] >> 5), 1u << (v[k] & 31));
+            else mask[v[k] >> 3] = (unsigned char)stored[k];
             if (valid[k]) {
                 COUNT_WORDS(T_LABEL_WRITE);
                 if (MODE < 4) label[v[k]] = next;  // the compare-and-swap stored it
@@ -122,8 +123,7 @@ __device__ __forceinline__ void status_lookup_batch(const int (&v)[K], const boo
     }
 }
 
-// One id per lane.
-template <int MODE>
+template <int MODE>  // one id per lane
 __device__ __forceinline__ bool status_lookup(int v, bool active, int* label, unsigned char* mask, int next,
                                               volatile int* warp_table, volatile int* history,
                                               unsigned long long* traffic) {
