@@ -98,8 +98,8 @@ BITMASK_LOADS = ("l1", "l2")
 BITMASK_STORES = ("plain", "claim")
 """Who sets the atomic lookup's bitmask bits: every lane that found its bit unset, with a plain byte store of
 the byte it read (the default build, seed 001's), or only the lane whose compare-and-swap claimed the vertex,
-with one atomicOr (`-DBITMASK_CLAIM=1`: no byte store clobbers another lane's bit). The model follows the
-default build."""
+with one atomicOr (`-DBITMASK_CLAIM=1`: no byte store clobbers another lane's bit). The model follows either
+(`simdmodel.couplings.coupled_launches(claim=...)`)."""
 
 
 def coupling(phase: str, mode: int, instrumented: bool = False, bitmask_loads: str = "l1",

@@ -115,13 +115,14 @@ class CoupledPredictor:
         return pd.DataFrame(self.rows, columns=list(TIME_COLUMNS))
 
 
-def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile) -> pd.DataFrame:
+def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: bool = False) -> pd.DataFrame:
     """Every launch of `coupling`'s BFS from `source` on `profile`'s GPU (the set-up excepted): its row of
     `coupled_launches` and its predicted time (TIME_COLUMNS); QueueOverflow where a queue would outgrow
-    its slots."""
+    its slots. `claim`: the GPU's claim build (only the claiming lane sets its bitmask bit; its instructions
+    are counted from the default build's listing, which differs in that one store)."""
     predictor = CoupledPredictor(graph, coupling, profile)
     table = coupled_launches(graph, int(source), coupling, predictor.grid, predictor.resident_threads,
-                             observe=predictor.observe)
+                             observe=predictor.observe, claim=claim)
     table = table[table["phase"] != "setup"].reset_index(drop=True)
     return pd.concat([table, predictor.times()], axis=1)
 

@@ -220,13 +220,14 @@ def _words(**counts) -> dict:
 
 
 def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int, resident_threads: int,
-                     waves: bool = True, observe=None) -> pd.DataFrame:
+                     waves: bool = True, observe=None, claim: bool = False) -> pd.DataFrame:
     """One row per launch of a whole BFS from `source` (LAUNCH_COLUMNS): its iteration (`level`; its
     lookups label level + 1), phase, queue entries in and out, the level's logical vertex and edge
     frontier, and its traffic. `grid` CTAs take the lookup's tiles (a full wave: the profile's
     `full_wave_grid(256)`); `resident_threads` decides hybrid's iterations. QueueOverflow where a queue
     would outgrow `queue_capacity(graph)`, as on the GPU. `observe`, when given, is called with each
-    launch's `LaunchWork` (the set-up excepted) as it runs."""
+    launch's `LaunchWork` (the set-up excepted) as it runs. `claim`: the GPU's claim build, whose atomic
+    lookup has only the claiming lane set its bitmask bit (`lookup_launch`)."""
     source = check_source(graph, int(source))
     if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 1:
         raise InputError(f"a lookup needs a grid of at least one CTA, got {grid!r}")
@@ -262,7 +263,7 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
         accesses = np.zeros(len(STATUS_ACCESSES), dtype=np.int64)
         flags = np.empty(ids.size, dtype=np.uint8) if observe is not None else NO_FLAGS
         count = lookup_launch(ids, label, mask, coupling.mode_index, int(grid), bool(waves), kept, accesses, flags,
-                              items) if ids.size else 0
+                              items, bool(claim)) if ids.size else 0
         return kept[:count], dict(zip(STATUS_ACCESSES, accesses))
 
     def starts(lists):  # where each list begins in the queue the launch gathers it into

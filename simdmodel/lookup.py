@@ -67,14 +67,16 @@ def mode_index(mode: str) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
-def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, items=1):
+def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, items=1, claim=False):
     """One lookup launch over `ids` that updates the status it finds (`label`, bool per vertex, and
     `mask`, its bitmask bytes) as the launch leaves them, and writes the ids that pass to `kept` in
     the order their lanes run; returns how many (see `lookup_survivors`). Adds its global status
     accesses to `accesses` (STATUS_ACCESSES order: bitmask bytes read, labels read, bitmask bytes
     stored, labels stored). `flags` (uint8, one per id, or empty for none) gets each id's accesses
     (ACCESS_FLAGS bits). A CTA takes `items` consecutive tiles at once (tiles t .. t + items - 1 on CTA
-    t // items mod grid), so a wave is grid x items tiles."""
+    t // items mod grid), so a wave is grid x items tiles. With `claim` (the `atomic` mode only: the GPU's
+    claim build, `gpu_validate.modules.BITMASK_STORES`) only the lane whose compare-and-swap claimed a vertex
+    stores, and it ORs its bit into the bitmask instead of storing the byte it read."""
     record = flags.size > 0
     history = np.full((grid, HISTORY), -1, dtype=np.int64)
     warp_table = np.full(WARP_HASH, -1, dtype=np.int64)
@@ -154,8 +156,8 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, it
                                     flags[base + lane] |= LABEL_CLAIM
                         elif mode >= 1 and label[v]:
                             valid[lane] = False
-            for lane in range(lanes):  # stores: of one byte, the highest lane's wins
-                if stored[lane] >= 0:
+            for lane in range(lanes):  # stores: of one byte, the highest lane's wins (claims: each sets its bit)
+                if stored[lane] >= 0 and not (claim and mode >= ATOMIC and not valid[lane]):
                     v = ids[base + lane]
                     accesses[2] += 1
                     accesses[3] += valid[lane]
@@ -166,6 +168,8 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, it
                         wave_bytes[pending] = stored[lane]
                         wave_kept[pending] = valid[lane]
                         pending += 1
+                    elif claim and mode >= ATOMIC:
+                        mask[v >> 3] |= np.uint8(1 << (v & 7))
                     else:
                         mask[v >> 3] = np.uint8(stored[lane])
                         if valid[lane]:
@@ -179,7 +183,10 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, it
         if waves and ((tile + 1) % wave_tiles == 0 or tile == tiles - 1):  # the wave ends: its stores land
             for k in range(pending):
                 v = wave_ids[k]
-                mask[v >> 3] = np.uint8(wave_bytes[k])  # a plain byte store: the last one lands
+                if claim and mode >= ATOMIC:  # an atomic OR: every claim's bit lands
+                    mask[v >> 3] |= np.uint8(1 << (v & 7))
+                else:
+                    mask[v >> 3] = np.uint8(wave_bytes[k])  # a plain byte store: the last one lands
                 if wave_kept[k]:
                     label[v] = True
             for k in range(pending_history):

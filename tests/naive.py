@@ -187,11 +187,12 @@ def lookup_survivors(ids, visited, mode, grid, waves=True):
     return lookup_flags(ids, visited, mode, grid, waves)[0]
 
 
-def lookup_flags(ids, visited, mode, grid, waves=True, items=1):
+def lookup_flags(ids, visited, mode, grid, waves=True, items=1, claim=False):
     """Status lookup with culling (simdmodel.lookup), thread by thread: tiles of 256 ids, `items` at once on
     CTA (t // items) mod grid, warps of 32 lanes as one instruction (reads before stores, the highest lane's
     store wins), and with `waves` every store of a wave of grid x items tiles held back until the wave ends
-    (the atomic mode's plain label read too: its compare-and-swap sees every claim).
+    (the atomic mode's plain label read too: its compare-and-swap sees every claim). With `claim` (atomic
+    mode) only a claiming lane stores, setting its bit alone.
     Returns the survivors and each id's accesses (ACCESS_FLAGS names)."""
     label = set(v for v, seen in enumerate(visited) if seen)
     mask = [0] * ((len(visited) + 7) // 8)
@@ -233,8 +234,9 @@ def lookup_flags(ids, visited, mode, grid, waves=True, items=1):
                     if byte & (1 << (v % 8)):
                         keep[i] = False
                         continue
-                    stores.append(("byte", v // 8, byte | (1 << (v % 8))))
-                    did[i].add("mask_write")
+                    if not (claim and mode >= 4):
+                        stores.append(("byte", v // 8, byte | (1 << (v % 8))))
+                        did[i].add("mask_write")
                     if mode >= 1:
                         did[i].add("label_read")
                     if mode >= 4:  # atomic: the plain read sees earlier waves' claims, the swap every claim
@@ -245,6 +247,9 @@ def lookup_flags(ids, visited, mode, grid, waves=True, items=1):
                             label.add(v)
                             claimed[v] = wave
                             did[i].add("label_claim")
+                        if claim and keep[i]:  # the claiming lane ORs its bit in
+                            stores.append(("bit", v // 8, 1 << (v % 8)))
+                            did[i].add("mask_write")
                     elif mode >= 1 and v in label:
                         keep[i] = False
                     else:
@@ -266,6 +271,8 @@ def _land(stores, mask, label, history):
     for kind, where, value in stores:
         if kind == "byte":
             mask[where] = value
+        elif kind == "bit":
+            mask[where] |= value
         elif kind == "label":
             label.add(where)
         else:

@@ -90,6 +90,20 @@ def test_the_atomic_lookup_makes_every_queue_the_logical_frontier(case, grid):
 
 
 @settings(max_examples=40, deadline=None)
+@given(case=graphs, grid=st.integers(1, 3))
+def test_the_claim_build_runs_the_same_queues_with_one_bitmask_store_per_claim(case, grid):
+    graph = _random_graph(*case)
+    source = int(np.flatnonzero(graph.degrees())[0])
+    for name in COUPLINGS:
+        plain = coupled_launches(graph, source, Coupling(name), grid, RESIDENT)
+        claim = coupled_launches(graph, source, Coupling(name), grid, RESIDENT, claim=True)
+        assert claim["output"].tolist() == plain["output"].tolist()
+        assert claim["mask_write"].tolist() == claim["label_write"].tolist()  # the claims, the host's set-up aside
+        # the lane that claims a vertex is the same in both builds; the plain one also stores where a claim fails
+        assert claim["mask_write"].sum() <= plain["mask_write"].sum()
+
+
+@settings(max_examples=40, deadline=None)
 @given(case=graphs, grid=st.integers(1, 3), mode=st.sampled_from(["label", "warp", "history"]))
 def test_races_only_add_work_and_every_launch_balances_its_traffic(case, grid, mode):
     graph = _random_graph(*case)

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 import naive
 import simdmodel as sm
 from simdmodel.errors import InputError
-from simdmodel.lookup import (ACCESS_FLAGS, MODES, STATUS_ACCESSES, edge_frontier, false_negative_rates, lookup_launch,
-                              lookup_survivors, lookup_table, status_arrays)
+from simdmodel.lookup import (ACCESS_FLAGS, MODES, NO_FLAGS, STATUS_ACCESSES, edge_frontier, false_negative_rates,
+                              lookup_launch, lookup_survivors, lookup_table, status_arrays)
 
 BITMASK, LABEL, WARP, HISTORY = range(4)
 
@@ -101,19 +101,35 @@ def test_each_ids_accesses_match_the_naive_lookup_and_add_up_to_the_counts(ids, 
     # The flags the operator machine turns into jobs: id by id as the naive twin has them, CTAs taking
     # `items` tiles at once (a contraction's two), and summing to the launch's access counts.
     visited = np.array([v in seen for v in range(300)])
-    for mode in range(len(MODES)):
+    for mode, claim in [*((m, False) for m in range(len(MODES))), (len(MODES) - 1, True)]:
         label, mask = status_arrays(visited)
         flags = np.empty(len(ids), dtype=np.uint8)
         accesses = np.zeros(len(STATUS_ACCESSES), dtype=np.int64)
         kept = lookup_launch(np.asarray(ids, dtype=np.int64), label, mask, mode, grid, waves,
-                             np.empty(len(ids), dtype=np.int64), accesses, flags, items)
-        expected_kept, did = naive.lookup_flags(ids, list(visited), mode, grid, waves, items)
+                             np.empty(len(ids), dtype=np.int64), accesses, flags, items, claim)
+        expected_kept, did = naive.lookup_flags(ids, list(visited), mode, grid, waves, items, claim)
         assert kept == expected_kept
         names = [{name for k, name in enumerate(ACCESS_FLAGS) if f & (1 << k)} for f in flags]
         assert names == did
         has = {name: sum(name in d for d in did) for name in ACCESS_FLAGS}
         won = sum({"label_claim", "kept"} <= d for d in did)  # a claim's label store is its swap's success
         assert accesses.tolist() == [has["mask_read"], has["label_read"], has["mask_write"], has["label_write"] + won]
+
+
+def test_a_claim_sets_its_bit_where_a_plain_byte_store_clobbers_its_neighbours():
+    # Vertices 0 and 1 share bitmask byte 0. One warp finds both unset and claims both: plain byte stores of
+    # the byte read (0) with each lane's bit land in lane order, so only lane 1's bit 0b10 stays; claims OR
+    # both bits in. Looking 0 up again then costs the plain build a label read and another store.
+    atomic = len(MODES) - 1
+    for claim, byte, again in ((False, 0b10, [1, 1, 1, 0]), (True, 0b11, [1, 0, 0, 0])):
+        label, mask = status_arrays(np.zeros(16, dtype=bool))
+        accesses = np.zeros(len(STATUS_ACCESSES), dtype=np.int64)
+        kept = np.empty(2, dtype=np.int64)
+        assert lookup_launch(np.array([0, 1]), label, mask, atomic, 1, True, kept, accesses, NO_FLAGS, 1, claim) == 2
+        assert mask[0] == byte and accesses.tolist() == [2, 2, 2, 2]
+        accesses[:] = 0
+        assert lookup_launch(np.array([0]), label, mask, atomic, 1, True, kept, accesses, NO_FLAGS, 1, claim) == 0
+        assert accesses.tolist() == again  # STATUS_ACCESSES: mask reads, label reads, mask stores, label stores
 
 
 @settings(max_examples=60, deadline=None)
