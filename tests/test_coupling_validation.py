@@ -116,6 +116,18 @@ def test_the_committed_claim_build_is_timed_beside_the_default_one():
         assert hybrid["claim"] > hybrid["plain"] and hybrid["claim"] == graph["gteps"].max()
 
 
+def test_the_committed_claim_build_run_has_exact_bitmask_stores_and_close_times():
+    run = RESULTS.parent / "nvidia-h200-couplings-claim"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["bitmask_stores"] == "claim" and summary["redundant_expansion_max"] == 1.0
+    launches = pd.read_csv(run / "launches.csv.gz")
+    predicted = launches.dropna(subset=["predicted_mask_write"])
+    assert len(predicted) == len(launches) and (predicted["predicted_mask_write"] == predicted["mask_write"]).all()
+    times = pd.read_csv(run / "pooled" / "time.csv")
+    skewed = times[times["graph"].str.match(r"(rmat|kron)") & times["kernel"].isin(["two-phase", "hybrid"])]
+    assert len(skewed) == 12 and skewed["error"].abs().max() <= 0.05  # the default build's: 25-35% too fast
+
+
 def test_the_committed_h200_run_is_predicted_and_the_deep_graphs_within_ten_percent():
     times = pd.read_csv(RESULTS / "pooled" / "time.csv")
     summary = json.loads((RESULTS / "summary.json").read_text())
