@@ -369,12 +369,13 @@ SUMMARY_COLUMNS = ("kernel", "source", "overflow", "launches", "edge_queue", "ve
 
 
 def coupling_summary(graph: CSRGraph, sources, couplings, grid: int, resident_threads: int,
-                     waves: bool = True, observer=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                     waves: bool = True, observer=None, claim: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary, launches) of each coupling's BFS from each source: per (kernel, source) SUMMARY_COLUMNS
     (ids enqueued into edge and vertex queues, explicit words, the formula's words for the traversed
     component, redundant expansion; `overflow` where a queue would outgrow `queue_capacity`, the rest
     then empty), and every launch (`coupled_launches`, with kernel and source). `observer(coupling,
-    source)`, when given, returns the `observe` of that BFS's `coupled_launches` (or None)."""
+    source)`, when given, returns the `observe` of that BFS's `coupled_launches` (or None). `claim`: the
+    GPU's claim build (`coupled_launches`)."""
     summary, launches = [], []
     reach = {int(source): traversed(graph, source) for source in sources}
     for coupling in couplings:
@@ -382,7 +383,7 @@ def coupling_summary(graph: CSRGraph, sources, couplings, grid: int, resident_th
             row = {"kernel": coupling.label, "source": int(source), "formula_words": coupling.formula_words(*reach[int(source)])}
             try:
                 table = coupled_launches(graph, int(source), coupling, grid, resident_threads, waves,
-                                         observer(coupling, int(source)) if observer is not None else None)
+                                         observer(coupling, int(source)) if observer is not None else None, claim)
             except QueueOverflow:  # seed 001's runaway redundant expansion: a result, not an error
                 summary.append({**row, "overflow": True})
                 continue

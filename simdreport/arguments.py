@@ -266,6 +266,10 @@ def _couplings_parser(commands) -> None:
                            help="couplings, each optionally -MODE with MODE label, warp, history or atomic "
                            "(default: the four, atomic)")
     couplings.add_argument("--per-level", action="store_true", help="one row per source and launch")
+    couplings.add_argument("--bitmask-stores", choices=("plain", "claim"), default="plain",
+                           help="the atomic lookup's bitmask bits: every lane that finds one unset stores its byte "
+                           "(default, seed 001's), or only the lane that claims the vertex sets its bit (the GPU's "
+                           "claim build)")
     couplings.add_argument("--time", action="store_true",
                            help="also predict each launch's time on the GPU profile (the operator machine: jobs, "
                            "warm L2, the kernels' compiled code) and each BFS's GTEPS")

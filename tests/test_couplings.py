@@ -200,6 +200,20 @@ def test_the_couplings_command_predicts_each_bfs_and_launch(tmp_path, capsys):
     assert rows[0]["predicted_ms"] * 1e6 == pytest.approx(timed["predicted_ns"].sum(), rel=1e-5)
 
 
+def test_the_couplings_command_follows_the_claim_build(tmp_path, capsys):
+    from simdreport.cli import main
+
+    for build in ("plain", "claim"):
+        assert main(["couplings", "kron:scale=12", "--kernels", "two-phase", "--bitmask-stores", build, "--per-level",
+                     "--format", "json", "--out", str(tmp_path / f"{build}.json"), "--quiet"]) == 0
+    plain, claim = (json.loads((tmp_path / f"{build}.json").read_text()) for build in ("plain", "claim"))
+    assert (plain["bitmask_stores"], claim["bitmask_stores"]) == ("plain", "claim")
+    launches = [row for row in claim["rows"] if row["phase"] != "setup"]
+    assert all(row["mask_write"] == row["label_write"] for row in launches)  # one bit per claim
+    assert [row["output"] for row in claim["rows"]] == [row["output"] for row in plain["rows"]]
+    assert sum(row["mask_write"] for row in launches) < sum(row["mask_write"] for row in plain["rows"])
+
+
 @pytest.mark.parametrize("args, message", [(["--kernels", "sm-32"], "unknown coupling 'sm-32'"),
                                            (["--kernels", "hybrid-bitmask"], "'bitmask' is not one a coupling runs"),
                                            (["--kernels", "hybrid,hybrid-atomic"], "lists a coupling twice")])
