@@ -126,6 +126,13 @@ def test_the_committed_claim_build_run_has_exact_bitmask_stores_and_close_times(
     times = pd.read_csv(run / "pooled" / "time.csv")
     skewed = times[times["graph"].str.match(r"(rmat|kron)") & times["kernel"].isin(["two-phase", "hybrid"])]
     assert len(skewed) == 12 and skewed["error"].abs().max() <= 0.05  # the default build's: 25-35% too fast
+    deep = run / "deep"
+    assert json.loads((deep / "summary.json").read_text())["bitmask_stores"] == "claim"
+    launches = pd.read_csv(deep / "launches.csv.gz")
+    assert launches["predicted_mask_write"].notna().all() and (launches["predicted_mask_write"]
+                                                                == launches["mask_write"]).all()
+    times = pd.read_csv(deep / "pooled" / "time.csv")
+    assert len(times) == 36 and times["error"].abs().max() <= 0.10 and times["level_mape"].max() <= 0.10
 
 
 def test_the_committed_h200_run_is_predicted_and_the_deep_graphs_within_ten_percent():
