@@ -147,6 +147,19 @@ def test_the_claim_build_is_predicted_as_closely_on_an_h100():
     assert len(skewed) == 12 and skewed["error"].abs().max() <= 0.07  # the default build's: 20-35% too fast
 
 
+def test_the_report_draws_the_couplings_from_the_default_build_first(tmp_path):
+    from simdreport.measured import committed_coupling_runs
+
+    builds = {"a-claim": {"bitmask_stores": "claim"}, "b-l2": {"bitmask_loads": "l2", "bitmask_stores": "plain"},
+              "c-default": {"bitmask_loads": "l1", "bitmask_stores": "plain"}, "d-unnamed": {}}
+    for name, build in builds.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "summary.json").write_text(json.dumps(
+            {"profile": "h200", "command": "python -m gpu_validate.coupling_validation g", **build}))
+    runs = committed_coupling_runs("h200", [tmp_path])
+    assert [folder.name for folder, _ in runs] == ["c-default", "d-unnamed", "a-claim", "b-l2"]
+
+
 def test_the_committed_h200_run_is_predicted_and_the_deep_graphs_within_ten_percent():
     times = pd.read_csv(RESULTS / "pooled" / "time.csv")
     summary = json.loads((RESULTS / "summary.json").read_text())
