@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     from gpu_validate.couplings import GpuCoupledBfs
     from simdmodel.couplings import is_coupling, parse_coupling
     from gpu_validate.device import device_info, profile_for_device
-    from gpu_validate.modules import BITMASK_STORES
+    from gpu_validate.modules import coupling_defines
     from gpu_validate.validate import traversal_bounds
 
     from simdmodel.errors import InputError
@@ -61,9 +61,8 @@ def main(argv=None) -> int:
         kernels = {label: parse_coupling(label) if is_coupling(label) else om.parse_kernel(label)
                    for label in args.kernels.split(",")}
         builds = args.bitmask_stores.split(",")
-        unknown = [b for b in builds if b not in BITMASK_STORES]
-        if unknown:
-            raise InputError(f"unknown bitmask stores {unknown[0]!r} (choose {', '.join(BITMASK_STORES)})")
+        for build in builds:
+            coupling_defines(bitmask_stores=build)
         info = device_info()
         profile = om.load_profile(args.gpu or profile_for_device(info))
     except InputError as error:

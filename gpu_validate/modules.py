@@ -102,18 +102,24 @@ with one atomicOr (`-DBITMASK_CLAIM=1`: no byte store clobbers another lane's bi
 (`simdmodel.couplings.coupled_launches(claim=...)`)."""
 
 
-def coupling(phase: str, mode: int, instrumented: bool = False, bitmask_loads: str = "l1",
-             bitmask_stores: str = "plain"):
-    """The compiled kernel of coupled-BFS launch `phase` with lookup mode index `mode`; `bitmask_loads`
-    (BITMASK_LOADS) and `bitmask_stores` (BITMASK_STORES) pick the build."""
+def coupling_defines(bitmask_loads: str = "l1", bitmask_stores: str = "plain") -> tuple[str, ...]:
+    """The `-D` options of the coupled kernels' build that `bitmask_loads` (BITMASK_LOADS) and `bitmask_stores`
+    (BITMASK_STORES) name (none for the default build); InputError naming the known ones otherwise."""
     for what, value, known in (("loads", bitmask_loads, BITMASK_LOADS), ("stores", bitmask_stores, BITMASK_STORES)):
         if value not in known:
             raise InputError(f"unknown bitmask {what} {value!r} (choose {', '.join(known)})")
+    return (*(() if bitmask_loads == "l1" else ("-DBITMASK_L1=0",)),
+            *(() if bitmask_stores == "plain" else ("-DBITMASK_CLAIM=1",)))
+
+
+def coupling(phase: str, mode: int, instrumented: bool = False, bitmask_loads: str = "l1",
+             bitmask_stores: str = "plain"):
+    """The compiled kernel of coupled-BFS launch `phase` with lookup mode index `mode`, of the build
+    `coupling_defines` names."""
+    defines = coupling_defines(bitmask_loads, bitmask_stores)
     names = list(COUPLING_KERNELS.values())
     expressions = (*names[:2], *(f"{name}<{m}>" for name in names[2:] for m in range(1, 5)))
     entry = COUPLING_KERNELS[phase] if phase in ("expand", "pieces") else f"{COUPLING_KERNELS[phase]}<{mode}>"
-    defines = (*(() if bitmask_loads == "l1" else ("-DBITMASK_L1=0",)),
-               *(() if bitmask_stores == "plain" else ("-DBITMASK_CLAIM=1",)))
     return _module("couplings.cu", instrumented, expressions, defines).get_function(entry)
 
 

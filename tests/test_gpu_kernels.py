@@ -47,8 +47,7 @@ def test_kernel_sources_compile_for_sm90(tmp_path, name, instrumented):
 @pytest.mark.parametrize("bitmask_stores", modules.BITMASK_STORES)
 @pytest.mark.parametrize("bitmask_loads", modules.BITMASK_LOADS)
 def test_the_coupled_builds_read_and_set_the_bitmask_as_named(tmp_path, bitmask_loads, bitmask_stores):
-    defines = (*(() if bitmask_loads == "l1" else ("-DBITMASK_L1=0",)),
-               *(() if bitmask_stores == "plain" else ("-DBITMASK_CLAIM=1",)))
+    defines = modules.coupling_defines(bitmask_loads, bitmask_stores)
     ptx = tmp_path / "couplings.ptx"
     done = subprocess.run([NVCC, "-arch=sm_90", "-ptx", "-o", str(ptx), *modules.compile_options(False, defines)[:-1],
                            str(modules.cuda_dir() / "couplings.cu")], check=False, capture_output=True, text=True)
