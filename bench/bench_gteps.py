@@ -11,13 +11,15 @@ lookup per traversed edge at the profile's measured [gather] rate), each kernel'
 and its speed relative to the fastest kernel on that graph.
 
     python bench/bench_gteps.py [--graphs SPEC;SPEC] [--kernels scan,sm-32,swc] [--sources 8]
-        [--repeats 3] [--bitmask-stores plain,claim] [--gpu PROFILE] [--json OUT]
+        [--repeats 3] [--bitmask-stores plain,claim] [--spread on,off] [--gpu PROFILE] [--json OUT]
 
 The kernels: `topo`, the mappings of the two-launch BFS (`sm-S`, `ws`, `scan`, `swc`), and seed
 001's couplings (`expand-contract`, `contract-expand`, `two-phase`, `hybrid`, each with an optional
 lookup mode: `hybrid-history`). `--bitmask-stores` times each coupling in each of the named builds
 (`gpu_validate.modules.BITMASK_STORES`; a row's `bitmask_stores`): `claim` has only the lane that claims
-a vertex set its bitmask bit.
+a vertex set its bitmask bit. `--spread` times each coupling with its launches of fewer CTAs than a
+full wave leaving lists longer than a warp as pieces (`on`, the default) and gathering lists of up to
+1024 edges themselves (`off`; a row's `spread`; `simdmodel.couplings.big_list`).
 """
 from __future__ import annotations
 
@@ -42,6 +44,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--bitmask-stores", default="plain", help="comma-separated builds of the couplings' "
                         "atomic lookup: plain (default), claim")
+    parser.add_argument("--spread", default="on", help="comma-separated: on (default), off: whether the "
+                        "couplings' small launches spread lists longer than a warp over the grid as pieces")
     parser.add_argument("--gpu", default=None, help="profile (default: the one of this GPU)")
     parser.add_argument("--json", help="also write the rows and the run's provenance here")
     args = parser.parse_args(argv)
@@ -63,6 +67,9 @@ def main(argv=None) -> int:
         builds = args.bitmask_stores.split(",")
         for build in builds:
             coupling_defines(bitmask_stores=build)
+        spreads = args.spread.split(",")
+        if not spreads or set(spreads) - {"on", "off"}:
+            raise InputError(f"--spread takes on, off or both, got {args.spread!r}")
         info = device_info()
         profile = om.load_profile(args.gpu or profile_for_device(info))
     except InputError as error:
@@ -78,11 +85,12 @@ def main(argv=None) -> int:
         bounds = {k: float(np.median(v)) for k, v in
                   traversal_bounds(traversed, graph.n, graph.m, profile.dram_bandwidth_gbs, profile.gather).items()}
         for label, kernel in kernels.items():
-            for build in builds if is_coupling(label) else [None]:
-                gpu = (GpuCoupledBfs(graph, kernel, profile, bitmask_stores=build) if is_coupling(label)
-                       else GpuBfs(graph, kernel, profile))
+            for build, spread in ([(b, s) for b in builds for s in spreads] if is_coupling(label) else [(None, None)]):
+                gpu = (GpuCoupledBfs(graph, kernel, profile, bitmask_stores=build, spread=spread == "on")
+                       if is_coupling(label) else GpuBfs(graph, kernel, profile))
                 rates = [edges[s] / gpu.time_bfs(s, repeats=args.repeats)["time_ns"].sum() for s in sources]
-                row = {"graph": spec, "kernel": label, "bitmask_stores": build, "gteps": float(np.median(rates)),
+                row = {"graph": spec, "kernel": label, "bitmask_stores": build,
+                       "spread": None if spread is None else spread == "on", "gteps": float(np.median(rates)),
                        "gteps_min": min(rates), "gteps_max": max(rates), "edges": float(np.median(traversed)),
                        **bounds}
                 row["fraction_of_bound"] = row["gteps"] / row["bound_gteps"]
@@ -94,9 +102,10 @@ def main(argv=None) -> int:
               "sources)", flush=True)
         for row in (r for r in rows if r["graph"] == spec):
             row["vs_fastest"] = row["gteps"] / best
-            build = row["bitmask_stores"]
-            name = row["kernel"] + (f" ({build})" if build not in (None, "plain") else "")
-            print(f"  {name:>23} {row['gteps']:8.2f} GTEPS ({row['gteps_min']:.2f}..{row['gteps_max']:.2f}) "
+            notes = [row["bitmask_stores"]] if row["bitmask_stores"] not in (None, "plain") else []
+            notes += ["no spread"] if row["spread"] is False else []
+            name = row["kernel"] + (f" ({', '.join(notes)})" if notes else "")
+            print(f"  {name:>34} {row['gteps']:8.2f} GTEPS ({row['gteps_min']:.2f}..{row['gteps_max']:.2f}) "
                   f"{row['fraction_of_bound']:6.1%} of bound, {row['vs_fastest']:.2f}x the fastest", flush=True)
     if args.json:
         record = {"device": info["device"], "driver": info["driver"],

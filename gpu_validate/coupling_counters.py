@@ -8,8 +8,10 @@ its jobs give). Writes into DIR:
 
 - instructions.csv.gz: one row per launch (graph, kernel, source, launch, level, phase, the GPU kernel's
   name, measured and predicted inst_executed, shared_ld_inst, shared_st_inst);
-- summary.json: device, driver, date, command, and per (graph, kernel, phase) the launches, the
-  measured and predicted totals and their error, the per-launch errors' median and range.
+- summary.json: device, driver, date, command, `spread` (small launches spread lists longer than a warp
+  as pieces, `simdmodel.couplings.big_list`; false for a run recorded without it), and per (graph,
+  kernel, phase) the launches, the measured and predicted totals and their error, the per-launch errors'
+  median and range.
 
     python -m gpu_validate.coupling_counters SPEC [SPEC ...] [--kernels K,K] [--out DIR]
     python -m gpu_validate.coupling_counters --measured DIR     (the model again, no GPU)
@@ -41,12 +43,12 @@ def profile_launches(spec: str, label: str, source: int) -> pd.DataFrame:
     return table[["kernel_name", *COUNTS]]
 
 
-def predicted_launches(graph, label: str, source: int, profile) -> pd.DataFrame:
+def predicted_launches(graph, label: str, source: int, profile, spread: bool = True) -> pd.DataFrame:
     """The model's launches of the same BFS: level, phase and the instruction counts of their listings."""
     from opmachine.coupled import predict_coupled_bfs
     from simdmodel.couplings import parse_coupling
 
-    return predict_coupled_bfs(graph, int(source), parse_coupling(label), profile)
+    return predict_coupled_bfs(graph, int(source), parse_coupling(label), profile, spread=spread)
 
 
 def compare(measured: pd.DataFrame, predicted: pd.DataFrame, key: dict) -> pd.DataFrame:
@@ -112,11 +114,12 @@ def main(argv=None) -> int:
             for (name, label, source), group in table.groupby(["graph", "kernel", "source"], sort=False):
                 measured = group.rename(columns={f"measured_{c}": c for c in COUNTS}).rename(
                     columns={"gpu_kernel": "kernel_name"})
-                predicted = predicted_launches(sm.load_graph(name), label, int(source), profile)
+                predicted = predicted_launches(sm.load_graph(name), label, int(source), profile,
+                                               record.get("spread", False))
                 parts.append(compare(measured, predicted, {"graph": name, "kernel": label, "source": int(source)}))
         elif args.specs:
             profile = om.load_profile(profile_for_device(device_info()))
-            record = {**run_record(prog, argv), "profile": profile.name}
+            record = {**run_record(prog, argv), "profile": profile.name, "spread": True}
             parts = []
             for spec in args.specs:
                 graph = sm.load_graph(spec)

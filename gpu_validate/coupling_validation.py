@@ -25,10 +25,13 @@ them). A coupling whose queue overflows is recorded as such, with no time. Write
   its time (`best_couplings`, listed per graph in best_couplings), and which build measured them
   (`bitmask_loads`: `--bitmask-loads l2` reads the atomic lookup's bitmask from the L2 only, not through
   the L1, the model the same for both; `bitmask_stores`: `--bitmask-stores claim` has only the lane that
-  claims a vertex set its bit, and the model follows it).
+  claims a vertex set its bit, and the model follows it; `spread`: false with `--no-spread`, whose launches
+  of fewer CTAs than a full wave gather lists of up to BIG_LIST edges themselves, and for a run recorded
+  without the key, made before such launches spread lists longer than a warp: `simdmodel.couplings.big_list`).
 
     python -m gpu_validate.coupling_validation SPEC [SPEC ...] [--kernels K,K] [--sources 3]
-        [--repeats 5] [--counts 3] [--bitmask-loads l1|l2] [--bitmask-stores plain|claim] [--out DIR]
+        [--repeats 5] [--counts 3] [--bitmask-loads l1|l2] [--bitmask-stores plain|claim] [--no-spread]
+        [--out DIR]
     python -m gpu_validate.coupling_validation --measured DIR     (the model again, no GPU)
 """
 from __future__ import annotations
@@ -49,9 +52,10 @@ KEYS = ["graph", "kernel", "source"]
 
 
 def measure_graph(graph, labels, sources, profile, repeats: int, counts: int, bitmask_loads: str = "l1",
-                  bitmask_stores: str = "plain") -> tuple[pd.DataFrame, pd.DataFrame]:
+                  bitmask_stores: str = "plain", spread: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(timed launches, counted launches with a `run` column) of every coupling and source on `graph`, by the
-    kernels' build that `bitmask_loads` and `bitmask_stores` name (`modules.BITMASK_LOADS`, `BITMASK_STORES`)."""
+    kernels' build that `bitmask_loads` and `bitmask_stores` name (`modules.BITMASK_LOADS`, `BITMASK_STORES`),
+    small launches spreading their lists with `spread` (`GpuCoupledBfs`)."""
     from simdmodel.couplings import QueueOverflow, parse_coupling
 
     from .couplings import GpuCoupledBfs
@@ -60,7 +64,7 @@ def measure_graph(graph, labels, sources, profile, repeats: int, counts: int, bi
     for label in labels:
         coupling = parse_coupling(label)
         for instrumented in (False, True):
-            gpu = GpuCoupledBfs(graph, coupling, profile, instrumented, bitmask_loads, bitmask_stores)
+            gpu = GpuCoupledBfs(graph, coupling, profile, instrumented, bitmask_loads, bitmask_stores, spread)
             for source in sources:
                 key = {"graph": graph.name, "kernel": coupling.label, "source": int(source)}
                 try:
@@ -76,10 +80,12 @@ def measure_graph(graph, labels, sources, profile, repeats: int, counts: int, bi
     return pd.concat(timed, ignore_index=True), pd.concat(counted, ignore_index=True)
 
 
-def predict(measured: pd.DataFrame, graph, profile, progress: bool = False, claim: bool = False) -> pd.DataFrame:
+def predict(measured: pd.DataFrame, graph, profile, progress: bool = False, claim: bool = False,
+            spread: bool = True) -> pd.DataFrame:
     """The model's launches of every (kernel, source) of `measured` on `graph` with their predicted times
-    (`opmachine.coupled.predict_coupled_bfs` on `profile`, of the claim build with `claim`), with `kernel` and
-    `source`; a row with phase `overflow` where a queue would overflow."""
+    (`opmachine.coupled.predict_coupled_bfs` on `profile`, of the claim build with `claim`, small launches
+    spreading their lists with `spread`), with `kernel` and `source`; a row with phase `overflow` where a
+    queue would overflow."""
     from opmachine.coupled import predict_coupled_bfs
     from simdmodel.couplings import QueueOverflow, parse_coupling
 
@@ -88,7 +94,7 @@ def predict(measured: pd.DataFrame, graph, profile, progress: bool = False, clai
         if progress:
             print(f"  predicting {kernel} from {source}", file=sys.stderr, flush=True)
         try:
-            rows = predict_coupled_bfs(graph, int(source), parse_coupling(kernel), profile, claim)
+            rows = predict_coupled_bfs(graph, int(source), parse_coupling(kernel), profile, claim, spread)
             out.append(rows.assign(kernel=kernel, source=int(source)))
         except QueueOverflow:
             out.append(pd.DataFrame([{"kernel": kernel, "source": int(source), "phase": "overflow"}]))
@@ -272,6 +278,9 @@ def main(argv=None) -> int:
     parser.add_argument("--bitmask-stores", choices=BITMASK_STORES, default="plain",
                         help="every lane that finds its bit unset stores the byte (default), or only the claiming lane "
                         "sets its bit")
+    parser.add_argument("--no-spread", action="store_true",
+                        help="launches of fewer CTAs than a full wave gather lists of up to 1024 edges themselves "
+                        "(default: they leave lists longer than a warp to the pieces launch after them)")
     args = parser.parse_args(argv)
     import opmachine as om
     import simdmodel as sm
@@ -297,21 +306,22 @@ def main(argv=None) -> int:
                 sources = sm.pick_sources(graph, args.sources, 1)
                 print(f"{graph.name}: sources {', '.join(map(str, sources))}", flush=True)
                 t, c = measure_graph(graph, labels, sources, profile, args.repeats, args.counts, args.bitmask_loads,
-                                     args.bitmask_stores)
+                                     args.bitmask_stores, not args.no_spread)
                 timed.append(t)
                 counted.append(c)
             timed, counted = pd.concat(timed, ignore_index=True), pd.concat(counted, ignore_index=True)
             record = {"device": info["device"], "driver": info["driver"], "profile": profile.name,
                       "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"), "command": command,
                       "sources": args.sources, "repeats": args.repeats, "counts": args.counts,
-                      "bitmask_loads": args.bitmask_loads, "bitmask_stores": args.bitmask_stores}
+                      "bitmask_loads": args.bitmask_loads, "bitmask_stores": args.bitmask_stores,
+                      "spread": not args.no_spread}
         else:
             raise InputError("name graphs to measure, or --measured DIR")
         launches, traffic, throughput = [], [], []
         for name in timed["graph"].unique():
             graph = sm.load_graph(name)
             predicted = predict(counted[counted["graph"] == name], graph, profile, progress=True,
-                                claim=record.get("bitmask_stores") == "claim")
+                                claim=record.get("bitmask_stores") == "claim", spread=record.get("spread", False))
             launches.append(launch_table(timed[timed["graph"] == name], counted[counted["graph"] == name], predicted))
             traffic.append(traffic_table(counted[counted["graph"] == name], predicted, graph))
             throughput.append(throughput_table(timed[timed["graph"] == name], traffic[-1], graph, profile))

@@ -3,10 +3,11 @@
 `GpuCoupledBfs` holds one graph on the device with its status (labels, bitmask), two vertex and two edge
 queues, and runs a whole BFS by one coupling: the launches `Coupling.start` and `Coupling.iteration`
 name (each expanding one followed by a `pieces` launch where the graph has lists longer than
-BIG_LIST), each reading its input queue's size from the device and adding its output's (queue sizes
-vary from run to run: lookups race). The first run of a source is the plan: the host reads each output
-size to size the next launch (one full wave at most; a grid-stride loop takes the rest) and to stop
-at an empty queue. Timed runs replay the plan's launches back to back (`gpu_validate.timing`); the
+BIG_LIST; with `spread`, the default, a launch of fewer CTAs than a full wave leaves lists longer than a
+warp to its `pieces` launch: `simdmodel.couplings.big_list`), each reading its input queue's size from
+the device and adding its output's (queue sizes vary from run to run: lookups race). The first run of a
+source is the plan: the host reads each output size to size the next launch (one full wave at most; a
+grid-stride loop takes the rest) and to stop at an empty queue. Timed runs replay the plan's launches back to back (`gpu_validate.timing`); the
 instrumented build counts each launch's explicit traffic per category (`simdmodel.couplings.TRAFFIC`).
 After every run the levels are compared with the CPU BFS (LevelMismatch) and a queue that ran out of
 room is an error (QueueOverflow): no timing of a wrong or truncated BFS is reported.
@@ -21,8 +22,8 @@ import pandas as pd
 from opmachine.kernels import DEFAULT_BLOCK
 from opmachine.layout import check_row_offsets
 from simdmodel.algorithms import BFS
-from simdmodel.couplings import (PIECE, TRAFFIC, Coupling, QueueOverflow, QueueTurns, has_long_lists, queue_capacity,
-                                 with_pieces)
+from simdmodel.couplings import (PIECE, TRAFFIC, Coupling, QueueOverflow, QueueTurns, big_list, has_long_lists,
+                                 queue_capacity, with_pieces)
 
 from . import modules
 from .bfs import UNVISITED, LevelMismatch, check_levels
@@ -36,9 +37,10 @@ class GpuCoupledBfs:
     """One graph on the GPU and the launches of `coupling` on it."""
 
     def __init__(self, graph, coupling: Coupling, profile, instrumented: bool = False, bitmask_loads: str = "l1",
-                 bitmask_stores: str = "plain"):
+                 bitmask_stores: str = "plain", spread: bool = True):
         """`bitmask_loads`, `bitmask_stores`: the build (`modules.BITMASK_LOADS`, `BITMASK_STORES`): whether the
-        atomic lookup reads the bitmask through the L1 or the L2 only, and who stores its bits."""
+        atomic lookup reads the bitmask through the L1 or the L2 only, and who stores its bits. `spread`:
+        launches of fewer CTAs than a full wave leave lists longer than a warp as pieces."""
         cp = require_gpu()
         check_row_offsets(graph.m)
         self.cp = cp
@@ -58,6 +60,7 @@ class GpuCoupledBfs:
         self.pieces = cp.empty((self.piece_capacity, 4), dtype=cp.int32)
         self.piece_counts = cp.zeros(MAX_LAUNCHES + 1, dtype=cp.int32)
         self.long_lists = has_long_lists(graph)
+        self.spread = spread
         self.overflow = cp.zeros(1, dtype=cp.int32)
         self.traffic = cp.zeros(2 * len(TRAFFIC), dtype=cp.uint64)
         self.full_wave = profile.full_wave_grid(DEFAULT_BLOCK)
@@ -99,10 +102,11 @@ class GpuCoupledBfs:
         source, target = self.queues[into[0]][into[1]], self.queues[out_of[0]][out_of[1]]
         size_in, size_out = self.sizes[step["sizes"][0]:], self.sizes[step["sizes"][1]:]
         pieces = (self.pieces, self.piece_counts[step["pieces"]:], np.int32(self.piece_capacity))
+        posting = (*pieces, np.int32(step.get("big_list", 0)))  # an expanding launch's
         out = (target, size_out, np.int32(self.capacity), self.overflow)
         status = (self.level, self.mask, np.int32(step["level"] + 1))
         if phase == "expand":
-            args = (source, size_in, self.row_start, self.edge_dst, *out, *pieces, self.traffic)
+            args = (source, size_in, self.row_start, self.edge_dst, *out, *posting, self.traffic)
         elif phase == "contract":
             args = (source, size_in, *status, *out, self.traffic)
         elif phase == "pieces" and into[0] == "edge":
@@ -111,7 +115,7 @@ class GpuCoupledBfs:
             phase = "lookup-pieces"
             args = (*pieces, self.edge_dst, *status, *out, self.traffic)
         else:
-            args = (source, size_in, self.row_start, self.edge_dst, *status, *out, *pieces, self.traffic)
+            args = (source, size_in, self.row_start, self.edge_dst, *status, *out, *posting, self.traffic)
         self.kernels[phase]((step["grid"],), (DEFAULT_BLOCK,), args)
 
     def plan(self, source: int, on_launch=None) -> pd.DataFrame:
@@ -134,7 +138,8 @@ class GpuCoupledBfs:
                 posted = size
                 step = {"phase": phase, "level": level, "slots": turns.step(phase),
                         "sizes": (counter, counter + 1), "pieces": pieces,
-                        "grid": max(1, min(self.full_wave, -(-size // DEFAULT_BLOCK)))}
+                        "grid": max(1, min(self.full_wave, -(-size // DEFAULT_BLOCK))),
+                        "big_list": big_list(size, self.full_wave, self.spread and self.long_lists)}
                 counter += 1
             if on_launch is not None:
                 self.traffic.fill(0)

@@ -32,7 +32,7 @@ from .cache import SetAssocState
 from .critical import CriticalPathModel, launch_slots, launch_time, slot_instructions
 from .instructions import WarpInstructions, arch_of, coupled_trips, has_listing, kernel_code, trip_matrix
 from .kernels import DEFAULT_BLOCK, NF1, NF2, SERVER_FIELDS, JobBuffer
-from .kernels.couple import (BIG_LIST, CONTRACT_ITEMS, CTA_SIZE, CTA_WARPS, LaunchShape, coupled_jobs, launch_shape,
+from .kernels.couple import (CONTRACT_ITEMS, CTA_SIZE, CTA_WARPS, LaunchShape, coupled_jobs, launch_shape,
                              listing_name)
 from .layout import PIECE_COUNT, QUEUE_SIZE, coupled_layout_for
 from .memory import LaunchScratch, l2_geometry, simulate_launch_loads
@@ -115,14 +115,16 @@ class CoupledPredictor:
         return pd.DataFrame(self.rows, columns=list(TIME_COLUMNS))
 
 
-def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: bool = False) -> pd.DataFrame:
+def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: bool = False,
+                        spread: bool = True) -> pd.DataFrame:
     """Every launch of `coupling`'s BFS from `source` on `profile`'s GPU (the set-up excepted): its row of
     `coupled_launches` and its predicted time (TIME_COLUMNS); QueueOverflow where a queue would outgrow
     its slots. `claim`: the GPU's claim build (only the claiming lane sets its bitmask bit; its instructions
-    are counted from the default build's listing, which differs in that one store)."""
+    are counted from the default build's listing, which differs in that one store). `spread`: small
+    launches leave lists longer than a warp as pieces (`simdmodel.couplings.big_list`)."""
     predictor = CoupledPredictor(graph, coupling, profile)
     table = coupled_launches(graph, int(source), coupling, predictor.grid, predictor.resident_threads,
-                             observe=predictor.observe, claim=claim)
+                             observe=predictor.observe, claim=claim, spread=spread)
     table = table[table["phase"] != "setup"].reset_index(drop=True)
     return pd.concat([table, predictor.times()], axis=1)
 
@@ -202,7 +204,7 @@ def launch_instructions(work: LaunchWork, shape: LaunchShape, arch: str | None, 
     elif work.phase == "pieces":
         trips = coupled_trips(work.phase, warps, shape.units, CTA_SIZE, piece_len=shape.piece_len, counted=counted)
     else:
-        trips = coupled_trips(work.phase, warps, shape.units, CTA_SIZE, shape.degrees, shape.unit_ptr, BIG_LIST,
+        trips = coupled_trips(work.phase, warps, shape.units, CTA_SIZE, shape.degrees, shape.unit_ptr, work.big_list,
                               counted=counted)
     return WarpInstructions(trip_matrix(code, trips), code)
 

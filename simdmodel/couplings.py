@@ -34,6 +34,9 @@ source into the first vertex queue, its label) counts as one vertex-queue write 
 
 Lists longer than BIG_LIST leave an expanding launch as pieces, which a `pieces` launch after it
 gathers over the whole grid (their edges, and an expand-contract's lookups of them, are that launch's).
+With `spread` (the kernels' default), a launch of fewer CTAs than a full wave leaves every list longer
+than a warp (SPREAD_LIST) as pieces: its few CTAs would otherwise gather them while the other SMs idle
+(`big_list`). Graphs without lists longer than BIG_LIST have no `pieces` launches, so nothing is spread.
 
 The model runs the launches in queue order: an expansion writes its lists in vertex order, a lookup
 walks its ids in tiles of 256 (`lookup_launch`, the wave rule across warps; a contraction's CTA takes
@@ -54,7 +57,7 @@ import pandas as pd
 from .errors import InputError
 from .frontier import bfs, check_source
 from .graph import CSRGraph
-from .lookup import MODES, NO_FLAGS, STATUS_ACCESSES, edge_frontier, lookup_launch, status_arrays
+from .lookup import MODES, NO_FLAGS, STATUS_ACCESSES, TILE, WARP, edge_frontier, lookup_launch, status_arrays
 
 COUPLINGS = ("expand-contract", "contract-expand", "two-phase", "hybrid")
 COUPLING_MODES = ("label", "warp", "history", "atomic")
@@ -71,6 +74,8 @@ PHASES = ("setup", "expand", "contract", "expand-contract", "contract-expand", "
 BIG_LIST = 1024
 """Lists longer than this are left by the expanding launch as pieces of PIECE edges, which a `pieces`
 launch spreads over the whole grid (a hub's list would hold one CTA, and the launch, up)."""
+SPREAD_LIST = WARP
+"""With `spread`, lists longer than this leave a launch of fewer CTAs than a full wave as pieces."""
 PIECE = 1024
 CONTRACT_ITEMS = 2
 """Tiles of 256 ids a contraction's CTA looks up at once (gpu_validate/cuda/couplings.cu)."""
@@ -137,6 +142,7 @@ class LaunchWork:
     out_at: np.ndarray = field(default_factory=_no_ids)
     looked_up: np.ndarray = field(default_factory=_no_ids)
     flags: np.ndarray = field(default_factory=lambda: NO_FLAGS)
+    big_list: int = BIG_LIST  # an expanding launch's: lists longer than this left as pieces (`big_list`)
 
 
 @dataclass(frozen=True)
@@ -187,6 +193,14 @@ def has_long_lists(graph: CSRGraph) -> bool:
     return graph.n > 0 and int(np.diff(graph.indptr).max()) > BIG_LIST
 
 
+def big_list(queued: int, full_wave: int, spread: bool) -> int:
+    """Lists longer than this leave an expanding launch of `queued` input entries as pieces: BIG_LIST, or
+    SPREAD_LIST where `spread` and the launch's grid (a CTA per TILE entries, `full_wave` at most) is short
+    of a full wave. Pass `spread` only for a graph with lists longer than BIG_LIST (`has_long_lists`):
+    others have no `pieces` launch."""
+    return SPREAD_LIST if spread and -(-int(queued) // TILE) < full_wave else BIG_LIST
+
+
 def with_pieces(phases: tuple[str, ...], long_lists: bool) -> tuple[str, ...]:
     """`phases` with a `pieces` launch after each expanding one where the graph has long lists."""
     out = []
@@ -220,14 +234,15 @@ def _words(**counts) -> dict:
 
 
 def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int, resident_threads: int,
-                     waves: bool = True, observe=None, claim: bool = False) -> pd.DataFrame:
+                     waves: bool = True, observe=None, claim: bool = False, spread: bool = True) -> pd.DataFrame:
     """One row per launch of a whole BFS from `source` (LAUNCH_COLUMNS): its iteration (`level`; its
     lookups label level + 1), phase, queue entries in and out, the level's logical vertex and edge
     frontier, and its traffic. `grid` CTAs take the lookup's tiles (a full wave: the profile's
     `full_wave_grid(256)`); `resident_threads` decides hybrid's iterations. QueueOverflow where a queue
     would outgrow `queue_capacity(graph)`, as on the GPU. `observe`, when given, is called with each
     launch's `LaunchWork` (the set-up excepted) as it runs. `claim`: the GPU's claim build, whose atomic
-    lookup has only the claiming lane set its bitmask bit (`lookup_launch`)."""
+    lookup has only the claiming lane set its bitmask bit (`lookup_launch`). `spread`: a launch of fewer
+    CTAs than `grid` leaves lists longer than a warp as pieces (`big_list`; the GPU's default)."""
     source = check_source(graph, int(source))
     if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 1:
         raise InputError(f"a lookup needs a grid of at least one CTA, got {grid!r}")
@@ -273,8 +288,6 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
         if observe is not None:
             observe(LaunchWork(level, phase, **work))
 
-    def is_long(queue):  # the lists an expanding launch leaves as pieces
-        return degrees[queue] > BIG_LIST
 
     def record(level, phase, queue_size, out_size, words):
         inside = level < logical.depth
@@ -288,14 +301,15 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
             record(level, phase, queue.size, out.size, _words(edge_read=queue.size, vertex_write=out.size, **status))
             tell(level, phase, queue=queue, looked_up=queue, flags=flags)
             return out
+        threshold = big_list(queue.size, int(grid), spread and has_long)
         if phase == "expand-contract":  # short lists looked up by the launch, long ones by its pieces after it
-            long = is_long(queue)
+            long = degrees[queue] > threshold
             ids = gather(queue[~long], queued=False)
             out, status = lookup(ids)
             check(out.size)
             record(level, phase, queue.size, out.size, _words(vertex_read=queue.size, row=2 * queue.size,
                                                               column=ids.size, vertex_write=out.size, **status))
-            tell(level, phase, queue=queue, expanded=queue, looked_up=ids, flags=flags)
+            tell(level, phase, queue=queue, expanded=queue, looked_up=ids, flags=flags, big_list=threshold)
             if has_long:
                 ids = gather(queue[long], queued=False)
                 more, status = lookup(ids)
@@ -315,8 +329,8 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
             words = _words(edge_read=queue.size, row=2 * expanded.size, **status)
             seen = {"looked_up": queue, "flags": flags}
         out = gather(expanded)
-        tell(level, phase, queue=queue, expanded=expanded, out_at=starts(expanded), **seen)
-        long = is_long(expanded)
+        tell(level, phase, queue=queue, expanded=expanded, out_at=starts(expanded), big_list=threshold, **seen)
+        long = degrees[expanded] > threshold
         short = out.size - int(degrees[expanded[long]].sum())
         record(level, phase, queue.size, out.size, {**words, "column": short, "edge_write": short})
         if has_long:
@@ -369,13 +383,14 @@ SUMMARY_COLUMNS = ("kernel", "source", "overflow", "launches", "edge_queue", "ve
 
 
 def coupling_summary(graph: CSRGraph, sources, couplings, grid: int, resident_threads: int,
-                     waves: bool = True, observer=None, claim: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+                     waves: bool = True, observer=None, claim: bool = False,
+                     spread: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary, launches) of each coupling's BFS from each source: per (kernel, source) SUMMARY_COLUMNS
     (ids enqueued into edge and vertex queues, explicit words, the formula's words for the traversed
     component, redundant expansion; `overflow` where a queue would outgrow `queue_capacity`, the rest
     then empty), and every launch (`coupled_launches`, with kernel and source). `observer(coupling,
     source)`, when given, returns the `observe` of that BFS's `coupled_launches` (or None). `claim`: the
-    GPU's claim build (`coupled_launches`)."""
+    GPU's claim build; `spread`: small launches spread lists longer than a warp (`coupled_launches`)."""
     summary, launches = [], []
     reach = {int(source): traversed(graph, source) for source in sources}
     for coupling in couplings:
@@ -383,7 +398,8 @@ def coupling_summary(graph: CSRGraph, sources, couplings, grid: int, resident_th
             row = {"kernel": coupling.label, "source": int(source), "formula_words": coupling.formula_words(*reach[int(source)])}
             try:
                 table = coupled_launches(graph, int(source), coupling, grid, resident_threads, waves,
-                                         observer(coupling, int(source)) if observer is not None else None, claim)
+                                         observer(coupling, int(source)) if observer is not None else None, claim,
+                                         spread)
             except QueueOverflow:  # seed 001's runaway redundant expansion: a result, not an error
                 summary.append({**row, "overflow": True})
                 continue

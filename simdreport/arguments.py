@@ -270,6 +270,10 @@ def _couplings_parser(commands) -> None:
                            help="the atomic lookup's bitmask bits: every lane that finds one unset stores its byte "
                            "(default, seed 001's), or only the lane that claims the vertex sets its bit (the GPU's "
                            "claim build)")
+    couplings.add_argument("--no-spread", action="store_true",
+                           help="launches of fewer CTAs than a full wave gather lists of up to 1024 edges themselves "
+                           "(default, as the GPU kernels do: they leave lists longer than a warp to the pieces "
+                           "launch after them)")
     couplings.add_argument("--time", action="store_true",
                            help="also predict each launch's time on the GPU profile (the operator machine: jobs, "
                            "warm L2, the kernels' compiled code) and each BFS's GTEPS")

@@ -397,7 +397,7 @@ def _run_couplings(args) -> int:
 
     summary, launches = coupling_summary(graph, sources, couplings, grid, grid * DEFAULT_BLOCK,
                                          observer=observer if args.time else None,
-                                         claim=args.bitmask_stores == "claim")
+                                         claim=args.bitmask_stores == "claim", spread=not args.no_spread)
     if args.time:
         summary, launches = _with_predicted_time(graph, predictors, summary, launches)
     shown = launches if args.per_level and len(launches) else summary
@@ -407,13 +407,14 @@ def _run_couplings(args) -> int:
               f"two-phase where the edge queue holds more than {grid * DEFAULT_BLOCK:,} ids\n"
               + ("the claim build: only the lane that claims a vertex sets its bitmask bit\n"
                  if args.bitmask_stores == "claim" else "")
+              + ("--no-spread: small launches gather lists of up to 1024 edges themselves\n" if args.no_spread else "")
               + (f"profile {profile.name} has no [bitmask] rates, so the bitmask lookups that store back bound no launch "
                  "(python -m gpu_validate.bitmask measures them)\n" if unbounded else ""))
     if fmt == "csv":
         text = shown.to_csv(index=False, float_format="%.6g")
     elif fmt == "json":
         text = json.dumps({"graph": graph.name, "n": graph.n, "m": graph.m, "sources": sources, "profile": profile.name,
-                           "grid": grid, "bitmask_stores": args.bitmask_stores,
+                           "grid": grid, "bitmask_stores": args.bitmask_stores, "spread": not args.no_spread,
                            **({"bitmask_rates": profile.bitmask is not None} if args.time else {}),
                            "rows": records(shown)}, indent=2) + "\n"
     else:

@@ -128,16 +128,14 @@ def _launch_sectors_are_its_work(graph, work, layout, trace, queue_in, queue_out
     indptr = graph.indptr
     entries = np.asarray(work.expanded, dtype=np.int64)
     degrees = indptr[entries + 1] - indptr[entries]
-    if work.phase == "pieces":
-        lists = entries
-    else:
-        lists = entries[degrees <= 1024]
+    long = np.ones(entries.size, dtype=bool) if work.phase == "pieces" else degrees > work.big_list
+    lists = entries if work.phase == "pieces" else entries[~long]
     columns = np.concatenate([np.arange(indptr[v], indptr[v + 1]) for v in lists]) if lists.size else []
     if work.phase in ("expand", "expand-contract", "contract-expand", "pieces"):
         assert sectors_of(trace, EDL) == array_sectors(layout, "edge_dst", columns)
     if work.phase in ("expand", "contract-expand") or (work.phase == "pieces" and not work.flags.size):
-        slots = np.concatenate([np.arange(a, a + d) for a, d in zip(work.out_at, degrees)
-                                if (d > 1024) == (work.phase == "pieces")]) if entries.size else []
+        slots = np.concatenate([np.arange(a, a + d) for a, d, piece in zip(work.out_at, degrees, long)
+                                if piece == (work.phase == "pieces")] + [np.zeros(0, dtype=np.int64)])
         assert sectors_of(trace, OP, *within(layout, queue_out)) == array_sectors(layout, queue_out, slots)
     if work.flags.size:
         ids, flags = np.asarray(work.looked_up), work.flags
@@ -161,9 +159,15 @@ def _launch_sectors_are_its_work(graph, work, layout, trace, queue_in, queue_out
 
 @settings(max_examples=25, deadline=None)
 @given(case=graphs, pick=st.integers(0, 10**6), name=st.sampled_from(COUPLINGS),
-       mode=st.sampled_from(["atomic", "history", "label"]))
-def test_every_launchs_jobs_touch_exactly_the_sectors_its_work_names(case, pick, name, mode):
+       mode=st.sampled_from(["atomic", "history", "label"]), hub=st.booleans(), spread=st.booleans())
+def test_every_launchs_jobs_touch_exactly_the_sectors_its_work_names(case, pick, name, mode, hub, spread):
     n, pairs = case
+    if hub:  # vertex n with 1100 leaves and an edge to each of the first vertices, vertex 0 with 60 leaves
+        # more: the hub's list leaves its launch as pieces, and a small launch (spread) leaves vertex 0's too
+        pairs = pairs + [(n, n + 1 + k) for k in range(1100)] + [(n, v) for v in range(min(n, 40))] + \
+            [(0, n + 1101 + k) for k in range(60)]
+        n += 1161
+    grid = 8 if hub else 4  # (a launch of the hub's 1100 leaves is then short of a full wave)
     graph = random_graph(n, pairs)
     degrees = np.diff(graph.indptr)
     if not degrees.any():
@@ -176,13 +180,14 @@ def test_every_launchs_jobs_touch_exactly_the_sectors_its_work_names(case, pick,
     def check(work):
         queue_in, queue_out = queues.step(work.phase)
         start = enqueued[0] if work.phase == "pieces" else 0
-        trace = coupled_jobs(graph, work, layout, launch_shape(graph, work).grid(4), queue_in, queue_out, start)
+        trace = coupled_jobs(graph, work, layout, launch_shape(graph, work).grid(grid), queue_in, queue_out, start)
         _launch_sectors_are_its_work(graph, work, layout, trace, queue_in, queue_out, start)
         if work.flags.size and work.phase != "contract-expand":
             enqueued[0] = start + int(np.count_nonzero(work.flags & KEPT))
 
     try:
-        coupled_launches(graph, source, parse_coupling(f"{name}-{mode}"), 4, 4 * 256, observe=check)
+        coupled_launches(graph, source, parse_coupling(f"{name}-{mode}"), grid, grid * 256, observe=check,
+                         spread=spread)
     except QueueOverflow:
         pass
 

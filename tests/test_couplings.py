@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from opmachine.profile import load_profile
 import simdmodel as sm
-from simdmodel.couplings import (BIG_LIST, COUPLINGS, FORMULA_TRAFFIC, PIECE, TRAFFIC, Coupling, QueueOverflow,
-                                 coupled_launches, explicit_words, has_long_lists, is_coupling, parse_coupling,
-                                 redundant_expansion, with_pieces)
+from simdmodel.couplings import (BIG_LIST, COUPLINGS, FORMULA_TRAFFIC, PIECE, SPREAD_LIST, TRAFFIC, Coupling,
+                                 QueueOverflow, big_list, coupled_launches, explicit_words, has_long_lists, is_coupling,
+                                 parse_coupling, redundant_expansion, with_pieces)
 from simdmodel.errors import InputError
 from simdmodel.graph import EdgeList, csr_from_edges
 
@@ -62,6 +62,21 @@ def test_formulas_are_seed_001s_and_a_hub_goes_through_pieces():
     # iteration pass through a vertex queue (2 words each), and the next level's 39 too (3039 ids).
     hybrid = explicit_words(coupled_launches(graph, 0, Coupling("hybrid", "label"), GRID, RESIDENT))
     assert hybrid == 3 * n + 4 * m + 2 + 2 * (3000 + 39) <= 5 * n + 4 * m
+
+
+def test_a_launch_short_of_a_full_wave_leaves_lists_longer_than_a_warp_as_pieces():
+    # Hub 0 has 2000 leaves, two of which have 100 and 500 children. The source's list (2000 > BIG_LIST)
+    # leaves its expansion as pieces either way; the next launch looks up 2000 ids on 8 of GRID's CTAs.
+    graph = tree([0] * 2000 + [1] * 100 + [2] * 500)
+    assert big_list(1, 132 * 8, True) == SPREAD_LIST == 32 and big_list(132 * 8 * 256, 132 * 8, True) == BIG_LIST
+    assert big_list(1, 132 * 8, False) == BIG_LIST
+    for spread in (True, False):
+        launches = coupled_launches(graph, 0, Coupling("contract-expand", "label"), 16, 16 * 256, spread=spread)
+        rows = launches[launches["level"] == 0][["phase", "input", "column"]].values.tolist()
+        spread_edges = 101 + 501 if spread else 0  # (their parent too)
+        assert rows == [["setup", 0, 0], ["expand", 1, 0], ["pieces", 2, 2000],
+                        ["contract-expand", 2000, 1998 + 602 - spread_edges], ["pieces", 2 if spread else 0, spread_edges]]
+        assert explicit_words(launches) == Coupling("contract-expand").formula_words(graph.n, graph.m)
 
 
 def _random_graph(n, pairs):

@@ -6,10 +6,12 @@
 // - `couple_contract`: edge queue -> vertex queue (the ids that pass the lookup, labelled `next`);
 // - `couple_expand_contract`: vertex queue -> vertex queue, each gathered neighbour looked up at once;
 // - `couple_contract_expand`: edge queue -> edge queue, each tile's survivors expanded at once;
-// - `couple_copy_pieces`, `couple_lookup_pieces`: the lists longer than BIG_LIST that an expanding launch
+// - `couple_copy_pieces`, `couple_lookup_pieces`: the lists longer than `big_list` that an expanding launch
 //   left as pieces of PIECE edges, spread over the whole grid (copied into the edge queue, or looked up
 //   into the vertex queue for expand-contract). One CTA strip-mining a hub's list of 10^5 edges would
-//   hold the launch up by itself; seed 001 names such coarse-grained tile stealing between CTAs.
+//   hold the launch up by itself; seed 001 names such coarse-grained tile stealing between CTAs. The host
+//   passes `big_list` per launch (`simdmodel.couplings.big_list`): 1024, or 32 in a launch of fewer
+//   CTAs than a full wave, whose few CTAs would otherwise gather every longer list while other SMs idle.
 // Queue sizes live on the device: a launch reads its input's from `in_size` and adds its output's to
 // `out_size`, so a replayed launch sequence sizes itself whatever races did. Output slots are reserved
 // with one atomicAdd per CTA chunk (gathers, tile contraction) or per warp instruction (the fused
@@ -19,7 +21,6 @@
 #include "status_lookup.cuh"
 
 #define FULL 0xffffffffu
-#define BIG_LIST 1024  // simdmodel.couplings.BIG_LIST
 #define PIECE 1024
 #define CONTRACT_ITEMS 2  // ids per thread of a contraction
 
@@ -27,6 +28,7 @@ struct Pieces {  // the long lists an expanding launch leaves: (first edge, outp
     int4* piece;
     int* count;
     int capacity;
+    int big_list;  // lists longer than this (at least 32) are left as pieces
 };
 
 // A long list's pieces, posted by its owner thread (one atomicAdd); `at` is its output slot.
@@ -130,7 +132,7 @@ struct GatherShared {  // the swc phases' shared state of one chunk
 
 // The chunk's adjacency lists (thread t's: `degree` edges from `begin`) copied into the edge queue by
 // scan+warp+CTA gathering, each list at its own place (one block prefix sum, one atomicAdd); lists
-// longer than BIG_LIST are left as pieces. Every thread of the block calls it.
+// longer than `pieces.big_list` are left as pieces. Every thread of the block calls it.
 __device__ void gather_to_queue(int begin, int degree, const int* edge_dst, Queues out, Pieces pieces,
                                 GatherShared& s, unsigned long long* traffic) {
     const int C = blockDim.x, tid = threadIdx.x, lane = lane_id();
@@ -139,10 +141,11 @@ __device__ void gather_to_queue(int begin, int degree, const int* edge_dst, Queu
     const int base = reserve_block(all, out, &s.base);
     if (base < 0) return;  // uniform: the queue is full
     const int at = base + before;
-    if (degree > BIG_LIST) post_pieces(begin, degree, at, pieces, out.overflow);  // trips: posting
+    const bool gathered = degree <= pieces.big_list;
+    if (!gathered) post_pieces(begin, degree, at, pieces, out.overflow);  // trips: posting
     int lists;
-    const int rank = block_exclusive_sum(degree > C && degree <= BIG_LIST ? 1 : 0, s.warp_total, &lists);
-    if (degree > C && degree <= BIG_LIST) {
+    const int rank = block_exclusive_sum(degree > C && gathered ? 1 : 0, s.warp_total, &lists);
+    if (degree > C && gathered) {
         s.cta_first[rank] = begin;
         s.cta_degree[rank] = degree;
         s.cta_out[rank] = at;
@@ -154,7 +157,7 @@ __device__ void gather_to_queue(int begin, int degree, const int* edge_dst, Queu
 #pragma unroll 1
         for (int i = tid; i < d; i += C) copy_edge(edge_dst, first + i, out.queue, to + i, traffic);  // trips: cta_round
     }
-    unsigned mine = __ballot_sync(FULL, degree > 32 && degree <= C);
+    unsigned mine = __ballot_sync(FULL, degree > 32 && degree <= C && gathered);
 #pragma unroll 1
     while (mine) {  // trips: warp_list (warp phase)
         const int owner = __ffs(mine) - 1;
@@ -199,9 +202,9 @@ __device__ __forceinline__ void load_entry(const int* queue, int pos, bool activ
 extern "C" __global__ void __launch_bounds__(BFS_BLOCK, BFS_MIN_BLOCKS)
 couple_expand(const int* vertices, const int* in_size, const int* row_start, const int* edge_dst, int* out_queue,
               int* out_size, int capacity, int* overflow, int4* piece, int* piece_count, int piece_capacity,
-              unsigned long long* traffic) {
+              int big_list, unsigned long long* traffic) {
     const Queues out{out_queue, out_size, capacity, overflow};
-    const Pieces pieces{piece, piece_count, piece_capacity};
+    const Pieces pieces{piece, piece_count, piece_capacity, big_list};
     __shared__ GatherShared s;
     const int size = *in_size, C = blockDim.x;
     for (int chunk = blockIdx.x; chunk * C < size; chunk += gridDim.x) {  // trips: step
@@ -270,9 +273,9 @@ template <int MODE>
 __global__ void __launch_bounds__(BFS_BLOCK, BFS_MIN_BLOCKS)
 couple_expand_contract(const int* vertices, const int* in_size, const int* row_start, const int* edge_dst,
                        int* label, unsigned char* mask, int next, int* out_queue, int* out_size, int capacity, int* overflow,
-                       int4* piece, int* piece_count, int piece_capacity, unsigned long long* traffic) {
+                       int4* piece, int* piece_count, int piece_capacity, int big_list, unsigned long long* traffic) {
     const Queues out{out_queue, out_size, capacity, overflow};
-    const Pieces pieces{piece, piece_count, piece_capacity};
+    const Pieces pieces{piece, piece_count, piece_capacity, big_list};
     const Status st{label, mask, next};
     __shared__ volatile LookupShared t;
     __shared__ int first_edge[BFS_BLOCK];
@@ -286,10 +289,11 @@ couple_expand_contract(const int* vertices, const int* in_size, const int* row_s
         const int pos = chunk * C + tid;
         int begin, degree;
         load_entry(vertices, pos, pos < size, row_start, &begin, &degree, traffic);
-        if (degree > BIG_LIST) post_pieces(begin, degree, 0, pieces, overflow);  // trips: posting
+        const bool gathered = degree <= big_list;
+        if (!gathered) post_pieces(begin, degree, 0, pieces, overflow);  // trips: posting
         int lists;
-        const int rank = block_exclusive_sum(degree > C && degree <= BIG_LIST ? 1 : 0, warp_total, &lists);
-        if (degree > C && degree <= BIG_LIST) {
+        const int rank = block_exclusive_sum(degree > C && gathered ? 1 : 0, warp_total, &lists);
+        if (degree > C && gathered) {
             cta_first[rank] = begin;
             cta_degree[rank] = degree;
         }
@@ -301,7 +305,7 @@ couple_expand_contract(const int* vertices, const int* in_size, const int* row_s
             for (int round = 0; round + warp * 32 < d; round += C)  // trips: cta_round
                 lookup_edge<MODE>(edge_dst, first + round + tid, round + tid < d, st, t, out, traffic);
         }
-        unsigned mine = __ballot_sync(FULL, degree > 32 && degree <= C);
+        unsigned mine = __ballot_sync(FULL, degree > 32 && degree <= C && gathered);
 #pragma unroll 1
         while (mine) {  // trips: warp_list (warp phase)
             const int owner = __ffs(mine) - 1;
@@ -337,9 +341,9 @@ template <int MODE>
 __global__ void __launch_bounds__(BFS_BLOCK, BFS_MIN_BLOCKS)
 couple_contract_expand(const int* edges, const int* in_size, const int* row_start, const int* edge_dst,
                        int* label, unsigned char* mask, int next, int* out_queue, int* out_size, int capacity, int* overflow,
-                       int4* piece, int* piece_count, int piece_capacity, unsigned long long* traffic) {
+                       int4* piece, int* piece_count, int piece_capacity, int big_list, unsigned long long* traffic) {
     const Queues out{out_queue, out_size, capacity, overflow};
-    const Pieces pieces{piece, piece_count, piece_capacity};
+    const Pieces pieces{piece, piece_count, piece_capacity, big_list};
     __shared__ volatile LookupShared t;
     __shared__ GatherShared s;
     const int size = *in_size, warp = threadIdx.x >> 5;
@@ -404,10 +408,10 @@ couple_lookup_pieces(const int4* piece, const int* piece_count, int piece_capaci
                                                    int, int*, unsigned long long*);                             \
     template __global__ void couple_expand_contract<MODE>(const int*, const int*, const int*, const int*, int*,   \
                                                           unsigned char*, int, int*, int*, int, int*, int4*, int*, \
-                                                          int, unsigned long long*);                            \
+                                                          int, int, unsigned long long*);                       \
     template __global__ void couple_contract_expand<MODE>(const int*, const int*, const int*, const int*, int*,   \
                                                           unsigned char*, int, int*, int*, int, int*, int4*, int*, \
-                                                          int, unsigned long long*);                            \
+                                                          int, int, unsigned long long*);                       \
     template __global__ void couple_lookup_pieces<MODE>(const int4*, const int*, int, const int*, int*,           \
                                                         unsigned char*, int, int*, int*, int, int*,               \
                                                         unsigned long long*);

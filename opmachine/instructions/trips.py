@@ -32,6 +32,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from simdmodel.couplings import PIECE
 from simdmodel.strategies.swc import CTA, WARP, phase_of, strided_rounds
 
 from ..kernels._jobs import ANI, EDL, ERL, OP
@@ -211,11 +212,11 @@ def expansion_lanes(mapping, front_degrees: np.ndarray, warps: int) -> dict | No
 
 
 @numba.njit(cache=True, nogil=True)
-def _swc_trips(degrees, unit_ptr, cta_size, warps, big_list):
+def _swc_trips(degrees, unit_ptr, cta_size, warps, big_list, piece):
     """Rows cta_list, cta_round, warp_list, warp_round, round (scan phase), piece, posting per launched warp
     of a swc-C gather: unit u (entries unit_ptr[u] .. unit_ptr[u+1] - 1, entry i on thread i - unit_ptr[u])
     on unit slot u mod slots, its warp j on launched warp slot * C / 32 + j (`simdmodel.strategies.swc`). A
-    list longer than `big_list` (> 0) is no phase's: its thread posts it as ceil(d / big_list) pieces
+    list longer than `big_list` (> 0) is no phase's: its thread posts it as ceil(d / piece) pieces
     (`piece`, the most of the warp's lanes; `posting`, the units in which the warp has such a list)."""
     unit_warps = cta_size // 32
     slots = max(warps // unit_warps, 1)
@@ -228,7 +229,7 @@ def _swc_trips(degrees, unit_ptr, cta_size, warps, big_list):
         for i in range(lo, hi):
             d = degrees[i]
             if big_list > 0 and d > big_list:
-                most[(i - lo) // 32] = max(most[(i - lo) // 32], (d + big_list - 1) // big_list)
+                most[(i - lo) // 32] = max(most[(i - lo) // 32], (d + piece - 1) // piece)
                 continue
             phase = phase_of(d, cta_size)
             if phase == CTA:
@@ -269,7 +270,7 @@ def phase_trips(mapping, front_degrees: np.ndarray, warps: int) -> dict:
     cta_size = int(mapping.value("cta_size"))
     degrees = np.asarray(front_degrees, dtype=np.int64)
     units = np.append(np.arange(0, degrees.size, cta_size, dtype=np.int64), np.int64(degrees.size))
-    return _gather_rows(_swc_trips(degrees, units, cta_size, int(warps), 0), cta_size)
+    return _gather_rows(_swc_trips(degrees, units, cta_size, int(warps), 0, 1), cta_size)
 
 
 def coupled_trips(phase: str, warps: int, units: int, cta_size: int, degrees=None, unit_ptr=None, big_list: int = 0,
@@ -277,8 +278,8 @@ def coupled_trips(phase: str, warps: int, units: int, cta_size: int, degrees=Non
     """Trips per launched warp of a coupled-BFS launch (`gpu_validate/cuda/couplings.cu`, `kernels.couple`):
     `units` chunks, tile groups or pieces dealt to CTAs c mod slots (`step`), the CTA's first warp
     reserving output slots once a step (`reserve`); an expanding launch's gather of lists `degrees` in units
-    `unit_ptr` (`_swc_trips`, lists longer than `big_list` posted as pieces); a `pieces` launch's rounds over
-    pieces of `piece_len` edges (warp j of a piece's CTA takes its offsets r C + 32 j ..: `round`, and
+    `unit_ptr` (`_swc_trips`, lists longer than `big_list` posted as pieces of PIECE edges); a `pieces`
+    launch's rounds over pieces of `piece_len` edges (warp j of a piece's CTA takes its offsets r C + 32 j ..: `round`, and
     `entered` once per piece it has a lane in); a contraction of `looked_up` ids, groups of two tiles, in
     which warp j looks up only where it has an id (`lookup`); and the events whose trips the launch's
     lookups decide, counted by the caller (`counted`: `kept`, `enqueue`)."""
@@ -287,7 +288,7 @@ def coupled_trips(phase: str, warps: int, units: int, cta_size: int, degrees=Non
     trips = {"warp": np.ones(warps), "step": step, "reserve": np.where(np.arange(warps) % unit_warps == 0, step, 0.0)}
     if degrees is not None:
         rows = _swc_trips(np.asarray(degrees, dtype=np.int64), np.asarray(unit_ptr, dtype=np.int64), cta_size, warps,
-                          big_list)
+                          big_list, PIECE)
         trips.update(_gather_rows(rows, cta_size), piece=rows[5], posting=rows[6])
     if piece_len is not None:
         trips.update(zip(("round", "entered"), _piece_rounds(np.asarray(piece_len, dtype=np.int64), cta_size, warps)))

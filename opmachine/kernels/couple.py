@@ -19,7 +19,7 @@ kernel that does it, on the arrays of `layout.COUPLED_LAYOUT`:
 The mapping is the GPU's: chunks of C = 256 queue entries, chunk c on CTA c mod grid; a chunk's lists are
 gathered by scan+warp+CTA (the `swc` decomposition, `simdmodel.strategies`), in the order of a position
 space that is the launch's output queue for a copy (each list at its `out_at`) and the looked-up ids' order
-for a fused lookup; lists longer than BIG_LIST leave the launch as pieces of PIECE edges, piece q on CTA
+for a fused lookup; lists longer than its `big_list` leave the launch as pieces of PIECE edges, piece q on CTA
 q mod grid, its C threads striding over it. A contraction takes CONTRACT_ITEMS tiles of 256 ids a CTA.
 Each lookup's flags come from the model's own order of lanes (`simdmodel.lookup`); survivors are
 enqueued at consecutive positions in generation order (the GPU reserves them with an atomic counter, so
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from simdmodel.couplings import BIG_LIST, CONTRACT_ITEMS, PIECE, LaunchWork, list_starts
+from simdmodel.couplings import CONTRACT_ITEMS, PIECE, LaunchWork, list_starts
 from simdmodel.lookup import KEPT, LABEL_CLAIM, LABEL_READ, LABEL_WRITE, MASK_READ, MASK_WRITE
 from simdmodel.strategies import parse_mapping, queue_units, schedules
 
@@ -133,16 +133,17 @@ def _row_offsets(warp, vertices, count, b_row, elements, keys, job_server, job_w
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def _gather_fill(indptr, entries, entry_ptr, unit_edges, chunk_of_unit, queue_size, lookup_input, in_flags, lookup_flags,
-                 csr_of_pos, ids, flags, out_next, slots, first_step, step_warp, step_end, positions, b_in, b_row,
-                 b_edge, b_mask, b_label, b_out, b_count, b_pieces, elements, at, vertices, keys,
+def _gather_fill(indptr, entries, entry_ptr, unit_edges, chunk_of_unit, queue_size, big_list, lookup_input, in_flags,
+                 lookup_flags, csr_of_pos, ids, flags, out_next, slots, first_step, step_warp, step_end, positions,
+                 b_in, b_row, b_edge, b_mask, b_label, b_out, b_count, b_pieces, elements, at, vertices, keys,
                  unit, units, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
     """Units (chunks of the input queue) of an expanding launch: each warp of the chunk reads its entries (ANI)
     and, with `lookup_input` (contract-expand), looks them up (`lookup_flags`: no enqueue) and reads its
     survivors' row offsets (`in_flags` say which), else reads the row offsets of its vertices (ERL); then the
     chunk's gather steps. `entries` are the expanded vertices, `entry_ptr` each unit's first among them;
-    out_next[0] is the fused lookup's next output slot. Atomics (ANI): a warp with a long list posts its
-    pieces (`b_pieces`); a copying chunk with `unit_edges` reserves its slots (`b_count`, by its first warp)."""
+    out_next[0] is the fused lookup's next output slot. Atomics (ANI): a warp with a list longer than
+    `big_list` posts its pieces (`b_pieces`); a copying chunk with `unit_edges` reserves its slots
+    (`b_count`, by its first warp)."""
     while unit < units:
         chunk = chunk_of_unit[unit]
         s0 = first_step[unit]
@@ -184,7 +185,7 @@ def _gather_fill(indptr, entries, entry_ptr, unit_edges, chunk_of_unit, queue_si
                                                  job_warp, job_ptr, sectors, n_jobs, n_sectors)
             long = False
             for k in range(count):
-                long |= indptr[vertices[k] + 1] - indptr[vertices[k]] > BIG_LIST
+                long |= indptr[vertices[k] + 1] - indptr[vertices[k]] > big_list
             if long:
                 n_jobs, n_sectors = _atomic(first_warp + j, b_pieces, keys, job_server, job_warp, job_ptr, sectors,
                                             n_jobs, n_sectors)
@@ -368,7 +369,7 @@ def _gather(graph, work: LaunchWork, shape: LaunchShape, b: dict, slots: int, ou
     indptr = graph.indptr
     entries = np.asarray(work.expanded, dtype=np.int64)
     degrees, unit_ptr = shape.degrees, shape.unit_ptr
-    short = np.where(degrees > BIG_LIST, 0, degrees)
+    short = np.where(degrees > work.big_list, 0, degrees)
     fused = work.phase == "expand-contract"
     lookup_input = work.phase == "contract-expand"
     starts = list_starts(short) if fused else np.asarray(work.out_at, dtype=np.int64)
@@ -385,10 +386,10 @@ def _gather(graph, work: LaunchWork, shape: LaunchShape, b: dict, slots: int, ou
     for block in schedules(GATHER.spec, GATHER.params, starts, short, unit_ptr):
         first_step = unit_steps(block.step_warp, CTA_WARPS, block.units)
         units = np.arange(block.first_unit, block.first_unit + block.units, dtype=np.int64)
-        args = (graph.indptr, entries, unit_ptr[units], unit_edges[units], units, queue.size, lookup_input, in_flags,
-                lookup_flags, csr_of_pos, ids, flags, out_next, slots, first_step, block.step_warp, block.step_end,
-                block.edges, b["in"], b["row"], b["edge"], b["mask"], b["label"], b["out"], b["count"], b["pieces"],
-                *lane_buffers())
+        args = (graph.indptr, entries, unit_ptr[units], unit_edges[units], units, queue.size, work.big_list,
+                lookup_input, in_flags, lookup_flags, csr_of_pos, ids, flags, out_next, slots, first_step,
+                block.step_warp, block.step_end, block.edges, b["in"], b["row"], b["edge"], b["mask"], b["label"],
+                b["out"], b["count"], b["pieces"], *lane_buffers())
         generate(_gather_fill, args, 0, block.units, buffer)
 
 
