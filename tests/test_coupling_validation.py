@@ -160,6 +160,23 @@ def test_spreading_small_launches_lists_lifts_hybrid_past_40_percent_of_the_boun
     assert len(deep) == 36 and deep["error"].abs().max() <= 0.10 and deep["level_mape"].max() <= 0.10
 
 
+def test_spreading_lifts_hybrid_on_an_h100_too_and_the_queues_stay_exact():
+    run = RESULTS.parent / "nvidia-h100-couplings-claim-spread"
+    rows = pd.DataFrame(json.loads((run / "gteps.json").read_text())["rows"])
+    assert len(rows) == 2 * 2 * 2
+    for _, table in rows.groupby("graph"):
+        hybrid = table[table["kernel"] == "hybrid"].set_index("spread")
+        assert hybrid.loc[True, "gteps"] > hybrid.loc[False, "gteps"] and hybrid.loc[True, "fraction_of_bound"] >= 0.40
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["device"].startswith("NVIDIA H100") and summary["spread"] is True
+    launches = pd.read_csv(run / "launches.csv.gz")
+    for column in ("column", "edge_write", "vertex_write", "mask_write", "output"):
+        assert (launches[f"predicted_{column}"] == launches[column]).all(), column
+    times = pd.read_csv(run / "pooled" / "time.csv")
+    skewed = times[times["graph"].str.match(r"(rmat|kron)") & times["kernel"].isin(["two-phase", "hybrid"])]
+    assert len(skewed) == 12 and skewed["error"].abs().max() <= 0.07
+
+
 def test_the_claim_build_is_predicted_as_closely_on_an_h100():
     run = RESULTS.parent / "nvidia-h100-couplings-claim"
     summary = json.loads((run / "summary.json").read_text())
