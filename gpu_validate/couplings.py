@@ -7,8 +7,9 @@ BIG_LIST; with `spread`, the default, a launch of fewer CTAs than a full wave le
 warp to its `pieces` launch: `simdmodel.couplings.big_list`), each reading its input queue's size from
 the device and adding its output's (queue sizes vary from run to run: lookups race). The first run of a
 source is the plan: the host reads each output size to size the next launch (one full wave at most; a
-grid-stride loop takes the rest) and to stop at an empty queue. Timed runs replay the plan's launches back to back (`gpu_validate.timing`); the
-instrumented build counts each launch's explicit traffic per category (`simdmodel.couplings.TRAFFIC`).
+grid-stride loop takes the rest) and to stop at an empty queue. Timed runs replay the plan's launches
+back to back (`gpu_validate.timing`); the instrumented build counts each launch's explicit traffic per
+category (`simdmodel.couplings.TRAFFIC`).
 After every run the levels are compared with the CPU BFS (LevelMismatch) and a queue that ran out of
 room is an error (QueueOverflow): no timing of a wrong or truncated BFS is reported.
 """

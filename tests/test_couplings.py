@@ -75,7 +75,8 @@ def test_a_launch_short_of_a_full_wave_leaves_lists_longer_than_a_warp_as_pieces
         rows = launches[launches["level"] == 0][["phase", "input", "column"]].values.tolist()
         spread_edges = 101 + 501 if spread else 0  # (their parent too)
         assert rows == [["setup", 0, 0], ["expand", 1, 0], ["pieces", 2, 2000],
-                        ["contract-expand", 2000, 1998 + 602 - spread_edges], ["pieces", 2 if spread else 0, spread_edges]]
+                        ["contract-expand", 2000, 1998 + 602 - spread_edges],
+                        ["pieces", 2 if spread else 0, spread_edges]]
         assert explicit_words(launches) == Coupling("contract-expand").formula_words(graph.n, graph.m)
 
 

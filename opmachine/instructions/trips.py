@@ -279,10 +279,10 @@ def coupled_trips(phase: str, warps: int, units: int, cta_size: int, degrees=Non
     `units` chunks, tile groups or pieces dealt to CTAs c mod slots (`step`), the CTA's first warp
     reserving output slots once a step (`reserve`); an expanding launch's gather of lists `degrees` in units
     `unit_ptr` (`_swc_trips`, lists longer than `big_list` posted as pieces of PIECE edges); a `pieces`
-    launch's rounds over pieces of `piece_len` edges (warp j of a piece's CTA takes its offsets r C + 32 j ..: `round`, and
-    `entered` once per piece it has a lane in); a contraction of `looked_up` ids, groups of two tiles, in
-    which warp j looks up only where it has an id (`lookup`); and the events whose trips the launch's
-    lookups decide, counted by the caller (`counted`: `kept`, `enqueue`)."""
+    launch's rounds over pieces of `piece_len` edges (warp j of a piece's CTA takes its offsets r C + 32 j ..:
+    `round`, and `entered` once per piece it has a lane in); a contraction of `looked_up` ids, groups of two
+    tiles, in which warp j looks up only where it has an id (`lookup`); and the events whose trips the
+    launch's lookups decide, counted by the caller (`counted`: `kept`, `enqueue`)."""
     unit_warps = cta_size // 32
     step = steps_per_warp(units, unit_warps, warps)
     trips = {"warp": np.ones(warps), "step": step, "reserve": np.where(np.arange(warps) % unit_warps == 0, step, 0.0)}
