@@ -230,6 +230,21 @@ def test_the_couplings_command_follows_the_claim_build(tmp_path, capsys):
     assert sum(row["mask_write"] for row in launches) < sum(row["mask_write"] for row in plain["rows"])
 
 
+def test_the_couplings_command_spreads_small_launches_lists_unless_told_not_to(tmp_path):
+    from simdreport.cli import main
+
+    for flag in ([], ["--no-spread"]):
+        out = tmp_path / f"{len(flag)}.json"
+        assert main(["couplings", "rmat:scale=12,ef=16", "--kernels", "contract-expand", "--per-level", "--format",
+                     "json", "--out", str(out), "--quiet", *flag]) == 0
+    spread, kept = (json.loads((tmp_path / f"{k}.json").read_text()) for k in (0, 1))
+    assert (spread["spread"], kept["spread"]) == (True, False)
+    pieces = [sum(row["input"] for row in table["rows"] if row["phase"] == "pieces") for table in (spread, kept)]
+    assert pieces[0] > pieces[1] > 0  # the first launches are small: their lists longer than a warp leave as pieces
+    words = [sum(row[key] for row in table["rows"] for key in FORMULA_TRAFFIC) for table in (spread, kept)]
+    assert words[0] == words[1] and [r["output"] for r in spread["rows"]] == [r["output"] for r in kept["rows"]]
+
+
 @pytest.mark.parametrize("args, message", [(["--kernels", "sm-32"], "unknown coupling 'sm-32'"),
                                            (["--kernels", "hybrid-bitmask"], "'bitmask' is not one a coupling runs"),
                                            (["--kernels", "hybrid,hybrid-atomic"], "lists a coupling twice")])
