@@ -68,7 +68,7 @@ def main(argv=None) -> int:
         for build in builds:
             coupling_defines(bitmask_stores=build)
         spreads = args.spread.split(",")
-        if not spreads or set(spreads) - {"on", "off"}:
+        if set(spreads) - {"on", "off"}:
             raise InputError(f"--spread takes on, off or both, got {args.spread!r}")
         info = device_info()
         profile = om.load_profile(args.gpu or profile_for_device(info))

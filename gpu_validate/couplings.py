@@ -140,7 +140,7 @@ class GpuCoupledBfs:
                 step = {"phase": phase, "level": level, "slots": turns.step(phase),
                         "sizes": (counter, counter + 1), "pieces": pieces,
                         "grid": max(1, min(self.full_wave, -(-size // DEFAULT_BLOCK))),
-                        "big_list": big_list(size, self.full_wave, self.spread and self.long_lists)}
+                        "big_list": big_list(size, self.full_wave, self.spread, self.long_lists)}
                 counter += 1
             if on_launch is not None:
                 self.traffic.fill(0)

@@ -193,12 +193,12 @@ def has_long_lists(graph: CSRGraph) -> bool:
     return graph.n > 0 and int(np.diff(graph.indptr).max()) > BIG_LIST
 
 
-def big_list(queued: int, full_wave: int, spread: bool) -> int:
+def big_list(queued: int, full_wave: int, spread: bool, long_lists: bool) -> int:
     """Lists longer than this leave an expanding launch of `queued` input entries as pieces: BIG_LIST, or
     SPREAD_LIST where `spread` and the launch's grid (a CTA per TILE entries, `full_wave` at most) is short
-    of a full wave. Pass `spread` only for a graph with lists longer than BIG_LIST (`has_long_lists`):
-    others have no `pieces` launch."""
-    return SPREAD_LIST if spread and -(-int(queued) // TILE) < full_wave else BIG_LIST
+    of a full wave, on a graph with `long_lists` (`has_long_lists`: others have no `pieces` launch)."""
+    small = -(-int(queued) // TILE) < full_wave
+    return SPREAD_LIST if spread and long_lists and small else BIG_LIST
 
 
 def with_pieces(phases: tuple[str, ...], long_lists: bool) -> tuple[str, ...]:
@@ -301,7 +301,7 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
             record(level, phase, queue.size, out.size, _words(edge_read=queue.size, vertex_write=out.size, **status))
             tell(level, phase, queue=queue, looked_up=queue, flags=flags)
             return out
-        threshold = big_list(queue.size, int(grid), spread and has_long)
+        threshold = big_list(queue.size, int(grid), spread, has_long)
         if phase == "expand-contract":  # short lists looked up by the launch, long ones by its pieces after it
             long = degrees[queue] > threshold
             ids = gather(queue[~long], queued=False)

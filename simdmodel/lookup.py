@@ -78,6 +78,7 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, it
     claim build, `gpu_validate.modules.BITMASK_STORES`) only the lane whose compare-and-swap claimed a vertex
     stores, and it ORs its bit into the bitmask instead of storing the byte it read."""
     record = flags.size > 0
+    claims = claim and mode >= ATOMIC  # stores only by the claiming lanes, each ORing its bit in
     history = np.full((grid, HISTORY), -1, dtype=np.int64)
     warp_table = np.full(WARP_HASH, -1, dtype=np.int64)
     valid = np.zeros(WARP, dtype=np.bool_)
@@ -157,7 +158,7 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, it
                         elif mode >= 1 and label[v]:
                             valid[lane] = False
             for lane in range(lanes):  # stores: of one byte, the highest lane's wins (claims: each sets its bit)
-                if stored[lane] >= 0 and not (claim and mode >= ATOMIC and not valid[lane]):
+                if stored[lane] >= 0 and (valid[lane] or not claims):
                     v = ids[base + lane]
                     accesses[2] += 1
                     accesses[3] += valid[lane]
@@ -168,7 +169,7 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, it
                         wave_bytes[pending] = stored[lane]
                         wave_kept[pending] = valid[lane]
                         pending += 1
-                    elif claim and mode >= ATOMIC:
+                    elif claims:
                         mask[v >> 3] |= np.uint8(1 << (v & 7))
                     else:
                         mask[v >> 3] = np.uint8(stored[lane])
@@ -183,7 +184,7 @@ def lookup_launch(ids, label, mask, mode, grid, waves, kept, accesses, flags, it
         if waves and ((tile + 1) % wave_tiles == 0 or tile == tiles - 1):  # the wave ends: its stores land
             for k in range(pending):
                 v = wave_ids[k]
-                if claim and mode >= ATOMIC:  # an atomic OR: every claim's bit lands
+                if claims:  # an atomic OR: every claim's bit lands
                     mask[v >> 3] |= np.uint8(1 << (v & 7))
                 else:
                     mask[v >> 3] = np.uint8(wave_bytes[k])  # a plain byte store: the last one lands

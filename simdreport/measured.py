@@ -29,6 +29,7 @@ import pandas as pd
 
 import simdmodel as sm
 from gpu_validate import compare
+from gpu_validate.modules import BITMASK_LOADS, BITMASK_STORES, coupling_defines
 from gpu_validate.validate import read_device, read_table, table_path
 from opmachine.cte import cte_launches
 from opmachine.kernels import parse_kernel
@@ -292,9 +293,10 @@ def committed_coupling_runs(profile_name: str, roots=None) -> list[tuple[Path, d
 
 
 def _other_build(record: dict) -> bool:
-    """Whether a coupling run measured a build other than the default (a run recorded before the builds
-    had names is of the default one)."""
-    return record.get("bitmask_loads", "l1") != "l1" or record.get("bitmask_stores", "plain") != "plain"
+    """Whether a coupling run measured a build other than the default, the one `coupling_defines` gives no
+    `-D` option (a run recorded before the builds had names is of the default one)."""
+    return coupling_defines(record.get("bitmask_loads", BITMASK_LOADS[0]),
+                            record.get("bitmask_stores", BITMASK_STORES[0])) != ()
 
 
 def couplings_table(runs) -> pd.DataFrame:

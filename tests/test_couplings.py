@@ -68,8 +68,9 @@ def test_a_launch_short_of_a_full_wave_leaves_lists_longer_than_a_warp_as_pieces
     # Hub 0 has 2000 leaves, two of which have 100 and 500 children. The source's list (2000 > BIG_LIST)
     # leaves its expansion as pieces either way; the next launch looks up 2000 ids on 8 of GRID's CTAs.
     graph = tree([0] * 2000 + [1] * 100 + [2] * 500)
-    assert big_list(1, 132 * 8, True) == SPREAD_LIST == 32 and big_list(132 * 8 * 256, 132 * 8, True) == BIG_LIST
-    assert big_list(1, 132 * 8, False) == BIG_LIST
+    assert big_list(1, 132 * 8, True, True) == SPREAD_LIST == 32
+    assert big_list(132 * 8 * 256, 132 * 8, True, True) == BIG_LIST
+    assert big_list(1, 132 * 8, False, True) == big_list(1, 132 * 8, True, False) == BIG_LIST
     for spread in (True, False):
         launches = coupled_launches(graph, 0, Coupling("contract-expand", "label"), 16, 16 * 256, spread=spread)
         rows = launches[launches["level"] == 0][["phase", "input", "column"]].values.tolist()
