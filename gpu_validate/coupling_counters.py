@@ -30,7 +30,8 @@ import numpy as np
 import pandas as pd
 
 KERNELS = ("expand-contract", "contract-expand", "two-phase", "hybrid")
-COUNTS = ("inst_executed", "shared_ld_inst", "shared_st_inst")
+COUNTS = ("inst_executed", "shared_ld_inst", "shared_st_inst", "alu_pipe_inst")
+"""ncu's counts beside the model's (`alu_pipe_inst`: the ALU pipe's, NaN in a run recorded before it was)."""
 
 
 def profile_launches(spec: str, label: str, source: int) -> pd.DataFrame:
@@ -58,14 +59,15 @@ def compare(measured: pd.DataFrame, predicted: pd.DataFrame, key: dict) -> pd.Da
     out = pd.DataFrame({**key, "launch": np.arange(len(predicted)), "level": predicted["level"].to_numpy(),
                         "phase": predicted["phase"].to_numpy(), "gpu_kernel": measured["kernel_name"].to_numpy()})
     for column in COUNTS:
-        out[f"measured_{column}"] = measured[column].to_numpy()
+        out[f"measured_{column}"] = measured[column].to_numpy() if column in measured else np.nan
         out[f"predicted_{column}"] = predicted[column].to_numpy()
     return out
 
 
 def summarize(table: pd.DataFrame) -> list[dict]:
     """Per (graph, kernel, phase): launches, inst_executed totals measured and predicted, the total's error and
-    the per-launch errors' median, min and max."""
+    the per-launch errors' median, min and max; the same total error of the ALU pipe's instructions
+    (`alu_error`, where ncu counted them)."""
     rows = []
     for (graph, kernel, phase), group in table.groupby(["graph", "kernel", "phase"], sort=False):
         measured, predicted = group["measured_inst_executed"], group["predicted_inst_executed"]
@@ -74,6 +76,9 @@ def summarize(table: pd.DataFrame) -> list[dict]:
                      "measured": int(measured.sum()), "predicted": int(predicted.sum()),
                      "error": float(predicted.sum() / measured.sum() - 1), "launch_error_median": float(errors.median()),
                      "launch_error_min": float(errors.min()), "launch_error_max": float(errors.max())})
+        alu = group["measured_alu_pipe_inst"]
+        if alu.notna().all() and alu.sum() > 0:
+            rows[-1]["alu_error"] = float(group["predicted_alu_pipe_inst"].sum() / alu.sum() - 1)
     return rows
 
 

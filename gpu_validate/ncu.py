@@ -49,6 +49,8 @@ _HOPPER = {
     "inst_executed": "smsp__inst_executed.sum",
     "shared_ld_inst": "smsp__inst_executed_op_shared_ld.sum",
     "shared_st_inst": "smsp__inst_executed_op_shared_st.sum",
+    # Warp instructions the ALU pipe executed: the model's ALU-pipe server (`instructions.ALU_PIPE`).
+    "alu_pipe_inst": "sm__inst_executed_pipe_alu.sum",
 }
 
 METRICS: dict[str, dict[str, str]] = {"sm_90": _HOPPER}
@@ -56,9 +58,10 @@ METRICS: dict[str, dict[str, str]] = {"sm_90": _HOPPER}
 tests/fixtures/ncu/metrics_found.txt were found by `ncu --query-metrics` for gh100, ga100, ad102
 and gb100 alike, so `metrics_for` uses this map for any architecture, with a warning for one it
 was not recorded on. Not in that record: the two `smsp__sass_*` names (software-patched counters,
-which --query-metrics does not list) and the three instruction counts added after it,
-smsp__inst_executed.sum and smsp__inst_executed_op_shared_{ld,st}.sum. Those are the base
-counter smsp__inst_executed and its op_shared_ld / op_shared_st breakdowns, the same counter and
+which --query-metrics does not list), the three instruction counts added after it,
+smsp__inst_executed.sum and smsp__inst_executed_op_shared_{ld,st}.sum, and sm__inst_executed_pipe_alu.sum,
+which Nsight Compute reported on gh100 (`gpu_validate.coupling_counters`). The three instruction counts are the
+base counter smsp__inst_executed and its op_shared_ld / op_shared_st breakdowns, the same counter and
 unit (smsp) as the op_global_ld / op_global_st breakdowns the record found on all four chips; they
 are not yet confirmed for gh100 by --query-metrics. tests/fixtures/ncu/record.sh looks every name
 of this map up per chip, so its next run records them; a name ncu lacks gives NaN in its column
@@ -69,7 +72,7 @@ DEFAULT_ARCH = "sm_90"
 COUNT_COLUMNS = frozenset({
     "ld_inst", "st_inst", "ld_issued", "st_issued", "l1_requests", "l1_sectors",
     "l2_read_sectors", "l2_read_hits", "l2_read_misses", "l2_write_sectors",
-    "dram_read_sectors", "dram_write_sectors", "inst_executed", "shared_ld_inst", "shared_st_inst",
+    "dram_read_sectors", "dram_write_sectors", "inst_executed", "shared_ld_inst", "shared_st_inst", "alu_pipe_inst",
 })
 """Columns that are event counts: int64 when every launch has an integral value, else float."""
 

@@ -197,9 +197,9 @@ def _ratio(target: float, simulated: float) -> float:
 
 def scale_slots(loads, path, targets: dict, one_sector_ns: np.ndarray):
     """The critical-path model's per-slot counts of one launch scaled to `targets`
-    (`MeasuredLaunches.targets`): returns (jobs, sectors, latency, hot) and the instruction triple
-    (count, path, shared), or None for `path` when it is None. `loads` is
-    `memory.slot_loads_by_class`; `one_sector_ns` the one-sector latency per outcome."""
+    (`MeasuredLaunches.targets`): returns (jobs, sectors, latency, hot) and the instruction tuple
+    (count, path, shared, ALU-pipe count; the ALU pipe's scaled as the count), or None for `path` when it
+    is None. `loads` is `memory.slot_loads_by_class`; `one_sector_ns` the one-sector latency per outcome."""
     jobs, sectors, simulated_waiting, simulated_waited, hot = loads
     f_jobs = _ratio(targets["jobs"], jobs.sum())
     share = jobs / jobs.sum() if jobs.sum() > 0 else np.full(jobs.size, 1.0 / max(jobs.size, 1))
@@ -232,6 +232,6 @@ def scale_slots(loads, path, targets: dict, one_sector_ns: np.ndarray):
     counted = (jobs * f_jobs, scaled, latency, hot * f_jobs)
     if path is None:
         return counted, None
-    count, stalls, shared = path
+    count, stalls, shared, alu = path
     f_inst, f_shared = _ratio(targets["inst"], count.sum()), _ratio(targets["shared"], shared.sum())
-    return counted, (count * f_inst, stalls * f_inst, shared * f_shared)
+    return counted, (count * f_inst, stalls * f_inst, shared * f_shared, alu * f_inst)

@@ -36,12 +36,13 @@ from .kernels.couple import (CONTRACT_ITEMS, CTA_SIZE, CTA_WARPS, LaunchShape, c
                              listing_name)
 from .layout import PIECE_COUNT, QUEUE_SIZE, coupled_layout_for
 from .memory import LaunchScratch, l2_geometry, simulate_launch_loads
+from .predict import INSTRUCTION_COLUMNS
 
 TIME_COLUMNS = ("grid", "jobs", "l2_sectors", "l2_hits", "dram_sectors", "inst_executed", "shared_ld_inst",
-                "shared_st_inst", "memory_ns", "fixed_ns", "predicted_ns", "bottleneck")
+                "shared_st_inst", "alu_pipe_inst", "memory_ns", "fixed_ns", "predicted_ns", "bottleneck")
 """What `predict_coupled_bfs` adds to each launch of `coupled_launches`: its CTAs, jobs and sectors, warp
-instructions and shared-memory loads and stores (NaN without a listing), the critical-path time of its jobs and instructions, the launch
-overhead, their sum and the bottleneck."""
+instructions, shared-memory loads and stores and ALU-pipe instructions (NaN without a listing), the
+critical-path time of its jobs and instructions, the launch overhead, their sum and the bottleneck."""
 
 
 class _QueueSlots:
@@ -105,7 +106,7 @@ class CoupledPredictor:
         fixed = float(profile.launch_overhead_ns)
         self.rows.append({"grid": grid, "jobs": int(fields["jobs"]), "l2_sectors": int(fields["l2_sectors"]),
                           "l2_hits": int(fields["l2_hits"]), "dram_sectors": int(fields["dram_sectors"]),
-                          **(dict.fromkeys(("inst_executed", "shared_ld_inst", "shared_st_inst"), np.nan)
+                          **(dict.fromkeys(INSTRUCTION_COLUMNS, np.nan)
                              if instructions is None else instructions.totals()),
                           "memory_ns": memory_ns, "fixed_ns": fixed, "predicted_ns": memory_ns + fixed,
                           "bottleneck": bottleneck})

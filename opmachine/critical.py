@@ -28,8 +28,10 @@ and follows the load through the launch (a fluid model of the physical warp slot
   the cycles the microbenchmark's chase spends issuing its own instructions, `_chase_issue_ns`, so
   no instruction is charged twice) (`[instructions]` of the profile;
   without it only the compiled stalls), and D gains the issue server (warp instructions per job x
-  one GPU-wide issue slot: clock x 4 schedulers per SM x SMs) and, when measured, the shared-memory
-  server (shared accesses per job x its wavefront time);
+  one GPU-wide issue slot: clock x 4 schedulers per SM x SMs), and, when measured, the ALU pipe
+  (`ALU`: its instructions per job, `instructions.ALU_PIPE`, x one GPU-wide ALU slot at the profile's
+  `alu_per_cycle`, half the issue rate on Hopper) and the shared-memory server (shared accesses per job x
+  its wavefront time);
 - atomics on one word (the coupled kernels' queue counters, which every CTA or warp adds to) are
   served one after another by the slice that owns it: D gains the server `L2A`, such atomics per job x
   the profile's measured time of one (`[atomics]`, `opmachine.profile.atomics`; without it no such limit);
@@ -37,7 +39,7 @@ and follows the load through the launch (a fluid model of the physical warp slot
   the bytes they store into: D gains the server `L2W`, the ns of such lookups per job at the GPU-wide rate
   the profile measured for the bitmask's size and the launch's write fraction (`[bitmask]`,
   `opmachine.profile.bitmask`; without it no such limit);
-- the launch's time is sum_k dw_k R(n_k); its bottleneck is the server (`ISSUE`, `SHM` for the
+- the launch's time is sum_k dw_k R(n_k); its bottleneck is the server (`ISSUE`, `ALU`, `SHM` for the
   instruction side, `L2A`, `L2W`, or `latency`) that bounds the largest share of that time.
 
 With every warp alike and no latency bound this is Eq. 4 at n = warps with S_i at its peak rate.
@@ -55,6 +57,7 @@ HOT = "L2S"
 ATOMIC = "L2A"
 BITMASK = "L2W"
 ISSUE = "ISSUE"
+ALU = "ALU"
 SHARED = "SHM"
 LATENCY = "latency"
 SCHEDULERS_PER_SM = 4  # spec: an SM of Volta .. Hopper has four sub-partitions, each issuing one warp instruction a cycle
@@ -74,6 +77,7 @@ class CriticalPathModel:
     same_sector_ns: float
     cycle_ns: float = 0.0  # one SM clock cycle (0: no instruction path)
     issue_ns: float = 0.0  # one warp instruction at the GPU's full issue rate
+    alu_ns: float = 0.0  # one ALU-pipe warp instruction, every ALU pipe of the GPU busy (0: not measured)
     shared_ns: float = 0.0  # one shared-memory access at the GPU's full shared bandwidth (0: not measured)
     wait_cycles: tuple = (0.0, 0.0, 0.0)  # latency of a waited-on shared load, shuffle, barrier (instructions.WAITS)
     atomic_ns: float = 0.0  # one atomic on a word every warp updates, the GPU full ([atomics]; 0: not measured)
@@ -123,6 +127,7 @@ def _instruction_costs(profile) -> dict:
     costs = getattr(profile, "instructions", None)
     if costs is not None:
         return {"cycle_ns": costs.cycle_ns, "issue_ns": costs.issue_ns_per_inst_gpu(profile.sms),
+                "alu_ns": costs.alu_ns_per_inst_gpu(profile.sms),
                 "shared_ns": costs.shared_ns_per_wavefront_gpu(profile.sms),
                 "wait_cycles": costs.wait_cycles}
     clock = getattr(profile, "clock_mhz", 0.0) or 0.0
@@ -151,13 +156,14 @@ def launch_slots(warps: int, physical_warps: int) -> int:
 
 
 def slot_instructions(instructions, warps: int, physical_warps: int, model: CriticalPathModel):
-    """Per slot (as `memory.slot_loads`): warp instructions, instruction-path ns and shared accesses of one launch
-    from its `instructions.WarpInstructions` (launched warp w on slot w mod slots)."""
+    """Per slot (as `memory.slot_loads`): warp instructions, instruction-path ns, shared accesses and ALU-pipe
+    instructions of one launch from its `instructions.WarpInstructions` (launched warp w on slot w mod slots)."""
     slots = launch_slots(warps, physical_warps)
     slot = np.arange(instructions.trips.shape[1]) % slots
     path = (instructions.stall_cycles + instructions.waits @ np.asarray(model.wait_cycles)) * model.cycle_ns
     return tuple(np.bincount(slot, weights=values, minlength=slots)
-                 for values in (instructions.per_warp, path, instructions.shared_per_warp))
+                 for values in (instructions.per_warp, path, instructions.shared_per_warp,
+                                instructions.alu_pipe_per_warp))
 
 
 def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructions=None,
@@ -168,15 +174,15 @@ def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructi
     jobs = np.asarray(jobs, dtype=np.float64)
     if not (jobs > 0).any():
         return 0.0, "none"
-    count, path, shared = instructions if instructions is not None else (np.zeros_like(jobs),) * 3
+    count, path, shared, alu = instructions if instructions is not None else (np.zeros_like(jobs),) * 4
     atomics = np.zeros_like(jobs) if atomics is None else np.asarray(atomics, np.float64)
     mask_ns = np.zeros_like(jobs) if mask_ns is None else np.asarray(mask_ns, np.float64)
     phase_ns, bound = _launch_phases(jobs, np.asarray(sectors, dtype=np.float64), np.asarray(latency, np.float64),
                                      np.asarray(hot, np.float64), np.asarray(count, np.float64),
                                      np.asarray(path, np.float64), np.asarray(shared, np.float64), atomics, mask_ns,
-                                     model.visits, model.peak_ns, model.same_sector_ns, model.issue_ns,
-                                     model.shared_ns, model.atomic_ns)
-    names = np.array((*model.servers, HOT, ISSUE, SHARED, ATOMIC, BITMASK, LATENCY))
+                                     np.asarray(alu, np.float64), model.visits, model.peak_ns, model.same_sector_ns,
+                                     model.issue_ns, model.shared_ns, model.atomic_ns, model.alu_ns)
+    names = np.array((*model.servers, HOT, ISSUE, SHARED, ATOMIC, BITMASK, ALU, LATENCY))
     share = np.bincount(bound, weights=phase_ns, minlength=len(names))
     return float(phase_ns.sum()), str(names[int(share.argmax())])
 
@@ -221,11 +227,12 @@ def _stable_order(jobs):
 
 
 @numba.njit(cache=True, nogil=True)
-def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, mask_ns, visits, peak_ns, same_ns,
-                   issue_ns, shared_ns, atomic_ns):
+def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, mask_ns, alu, visits, peak_ns, same_ns,
+                   issue_ns, shared_ns, atomic_ns, alu_ns):
     """The phases of a launch (see the module docstring): each phase's ns and bounding server (index
-    into the servers, then hot sector, issue, shared memory, same-word atomics, bitmask lookups, latency). Each sum is
-    taken in the order the array version (cumsum of the reversed slots, sorted stably by jobs) takes it."""
+    into the servers, then hot sector, issue, shared memory, same-word atomics, bitmask lookups, ALU pipe,
+    latency). Each sum is taken in the order the array version (cumsum of the reversed slots, sorted stably
+    by jobs) takes it."""
     by = _stable_order(jobs)
     n = by.size
     sorted_jobs = jobs[by]
@@ -238,7 +245,7 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, ma
     first = first[:phases]
     active_jobs = _reverse_cumsum_at(jobs, by, first)
     servers = visits.shape[0]
-    rows = servers + 5
+    rows = servers + 6
     demand = np.empty((rows, phases))
     means = np.empty((3, phases))
     for o in range(3):
@@ -254,6 +261,7 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, ma
     demand[servers + 2] = _reverse_cumsum_at(shared, by, first) / active_jobs * shared_ns
     demand[servers + 3] = _reverse_cumsum_at(atomics, by, first) / active_jobs * atomic_ns
     demand[servers + 4] = _reverse_cumsum_at(mask_ns, by, first) / active_jobs
+    demand[servers + 5] = _reverse_cumsum_at(alu, by, first) / active_jobs * alu_ns
     wait = _reverse_cumsum_at(latency, by, first, path) / active_jobs
     phase_ns = np.empty(phases)
     bound = np.empty(phases, dtype=np.int64)

@@ -58,9 +58,10 @@ TRACE_REUSE_BYTES = 2**30
 the predicted run instead of generating them twice: the same launches of the same BFS give the same
 jobs (a launch's jobs depend on its frontier and on `stamp` marks of its own level only)."""
 
-INSTRUCTION_COLUMNS = ("inst_executed", "shared_ld_inst", "shared_st_inst")
-"""Warp instructions of a launch counted from the kernel's SASS (`opmachine.instructions`): all, and
-shared-memory loads and stores; NaN on a profile whose architecture has no listings."""
+INSTRUCTION_COLUMNS = ("inst_executed", "shared_ld_inst", "shared_st_inst", "alu_pipe_inst")
+"""Warp instructions of a launch counted from the kernel's SASS (`opmachine.instructions`): all,
+shared-memory loads and stores, and those of the ALU pipe; NaN on a profile whose architecture has no
+listings."""
 COUNT_COLUMNS = ("l2_sectors", "l2_hits", "dram_sectors", "row_hits", "row_misses")
 PER_LEVEL_COLUMNS = (
     "level", "kernel", "phase", "block", "grid", "frontier_vertices", "frontier_edges",

@@ -36,11 +36,12 @@ SERVER_LINES = {"ANI": {}, "NF1": {"linestyle": "--"}, "ERL": {}, "EDL": {"linew
 """EDL and NF2 (and ANI and NF1) often run the same number of jobs; a wide pale line under a dashed
 one keeps both visible where they coincide."""
 MEMORY_COLORS = {"L2H": "#1f77b4", "RBH": "#2ca02c", "RBM": "#d62728", "DRAM": "#9467bd", "L2S": "#17becf",
-                 "L2A": "#bcbd22", "L2W": "#8c564b", "latency": "#ff7f0e", "none": "#7f7f7f"}
+                 "L2A": "#bcbd22", "L2W": "#8c564b", "ISSUE": "#e377c2", "ALU": "#ffbb78", "SHM": "#98df8a",
+                 "latency": "#ff7f0e", "none": "#7f7f7f"}
 MEMORY_NAMES = {"L2H": "L2 hits", "RBH": "DRAM row-buffer hits", "RBM": "DRAM row-buffer misses",
                 "DRAM": "DRAM", "L2S": "one hot L2 sector", "L2A": "atomics on one word",
-                "L2W": "bitmask lookups that store back",
-                "latency": "latency (the last warps)",
+                "L2W": "bitmask lookups that store back", "ISSUE": "instruction issue", "ALU": "the ALU pipe",
+                "SHM": "shared memory", "latency": "latency (the last warps)",
                 "none": "no memory job"}
 
 

@@ -49,7 +49,9 @@ def reading_guide() -> list[str]:
         "service time), summed as the slots finish, plus the launch overhead (seed 003 Eq. 4 with the load "
         "followed through the launch). Bottleneck: what bounds most of that time: L2H = L2 hits, RBH = DRAM "
         "row-buffer hits, RBM = DRAM row-buffer misses, L2S = one hot L2 sector, L2A = atomics on one word (a "
-        "queue counter), L2W = bitmask lookups that store their byte back, latency = the last warps' own loads."),
+        "queue counter), L2W = bitmask lookups that store their byte back, ISSUE = instruction issue, ALU = the "
+        "ALU pipe (integer and logic instructions, at half the issue rate on Hopper), SHM = shared memory, "
+        "latency = the last warps' own loads and instructions."),
         ("A round of a data-driven kernel is two launches: the expansion by the mapping and the compaction of the "
         "level array into the next sorted frontier."),
     ]

@@ -41,10 +41,10 @@ ATTRIBUTES = {1: 1024, 10: 32, 13: 1980000, 16: 132, 36: 3201000, 37: 6016, 38: 
 
 
 INST_CYCLES = {"alu_latency": 4.5, "issue": 0.25, "shuffle_latency": 23.0, "shared_latency": 29.0, "shared": 1.0,
-               "barrier": 20.0, "block_scan": 400.0}
+               "barrier": 20.0, "block_scan": 400.0, "alu_pipe": 0.5}
 """Cycles per operation of each instruction test (im.TESTS): an add, one SM's warp instruction (4
-sub-partitions issuing one a cycle each), a shuffle, a shared load, one SM's wavefront (k of them
-for a k-way conflict), a barrier, a block scan."""
+sub-partitions issuing one a cycle each), one SM's ALU-pipe warp instruction (half that rate), a
+shuffle, a shared load, one SM's wavefront (k of them for a k-way conflict), a barrier, a block scan."""
 _INST_BY_KERNEL = {test.kernel: name for name, test in im.TESTS.items()}
 
 

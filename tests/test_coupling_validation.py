@@ -273,14 +273,19 @@ def test_the_committed_instruction_counts_are_predicted_again_the_same_without_a
     phases = pd.DataFrame(json.loads((tmp_path / "run" / "summary.json").read_text())["phases"])
     # The copy of long lists' pieces is counted within 0.6%: a piece that ends inside a warp splits that warp at
     # the copy loop's exit, one instruction the trips leave out (kron's level-1 launch misses 6,733, one for each
-    # of its pieces whose length is no multiple of 32); every other phase of every coupling within 3.5%
-    # (expand-contract's fused lookups included, their enqueue costing one of its three copies a trip).
+    # of its pieces whose length is no multiple of 32); every other phase of every coupling within 3.6% (the
+    # counts vary a little from run to run with the races; expand-contract's fused lookups included, their
+    # enqueue costing one of its three copies a trip).
     pieces = phases[(phases["phase"] == "pieces") & (phases["kernel"] != "expand-contract")]
     assert pieces["error"].abs().max() < 0.006
     rest = phases[phases["phase"] != "pieces"]
-    assert rest["error"].abs().max() < 0.035 and set(rest["kernel"]) >= {"expand-contract", "two-phase"}
+    assert rest["error"].abs().max() < 0.036 and set(rest["kernel"]) >= {"expand-contract", "two-phase"}
     shared = again.filter(like="shared").sum()
     assert abs(shared["predicted_shared_ld_inst"] / shared["measured_shared_ld_inst"] - 1) < 0.01
+    # The ALU pipe's instructions (`instructions.ALU_PIPE` against sm__inst_executed_pipe_alu): the copy of pieces
+    # exactly, every phase within 4.5% (the lookup of expand-contract's pieces the most over)
+    assert (pieces["alu_error"] == 0).all()
+    assert phases["alu_error"].abs().max() < 0.045
 
 
 def test_a_folder_that_is_no_counters_run_is_one_line(tmp_path, capsys):

@@ -168,12 +168,12 @@ def _launch_time_arrays(jobs, sectors, latency, hot, model, instructions=None):
     busy = jobs > 0
     if not busy.any():
         return 0.0, "none"
-    count, path, shared = instructions if instructions is not None else (np.zeros_like(jobs),) * 3
+    count, path, shared, alu = instructions if instructions is not None else (np.zeros_like(jobs),) * 4
     jobs, sectors, latency, hot = jobs[busy], sectors[:, busy], latency[busy], hot[busy]
-    count, path, shared = count[busy], path[busy], shared[busy]
+    count, path, shared, alu = count[busy], path[busy], shared[busy], alu[busy]
     by = np.argsort(jobs, kind="stable")
-    jobs, sectors, latency, hot, count, path, shared = (jobs[by], sectors[:, by], latency[by], hot[by], count[by],
-                                                        path[by], shared[by])
+    jobs, sectors, latency, hot, count, path, shared, alu = (jobs[by], sectors[:, by], latency[by], hot[by],
+                                                             count[by], path[by], shared[by], alu[by])
     counts, first = np.unique(jobs, return_index=True)
     steps = np.diff(counts, prepend=0.0)
     active = (jobs.size - first).astype(np.float64)
@@ -185,11 +185,12 @@ def _launch_time_arrays(jobs, sectors, latency, hot, model, instructions=None):
     means = active_mean(sectors)
     per_server = sum(model.visits[:, o:o + 1] * means[o] for o in range(3))
     demand = np.vstack([per_server * model.peak_ns[:, None], active_mean(hot) * model.same_sector_ns,
-                        active_mean(count) * model.issue_ns, active_mean(shared) * model.shared_ns])
+                        active_mean(count) * model.issue_ns, active_mean(shared) * model.shared_ns,
+                        active_mean(alu) * model.alu_ns])
     bandwidth = active * demand.max(axis=0)
     wait = active_mean(latency + path)
     phase_ns = steps * np.maximum(wait, bandwidth)
-    names = np.array((*model.servers, "L2S", "ISSUE", "SHM", "latency"))
+    names = np.array((*model.servers, "L2S", "ISSUE", "SHM", "ALU", "latency"))
     bound = np.where(wait >= bandwidth, len(names) - 1, demand.argmax(axis=0))
     share = np.bincount(bound, weights=phase_ns, minlength=len(names))
     return float(phase_ns.sum()), str(names[int(share.argmax())])
@@ -202,10 +203,11 @@ def test_launch_time_equals_its_array_form(slots, seed, rows, with_instructions)
     jobs = rng.integers(0, 6, slots).astype(np.float64)  # few distinct counts: ties and idle slots
     sectors = rng.integers(0, 40, (3, slots)) * (jobs > 0)
     latency, hot = rng.uniform(0, 900, slots) * jobs, rng.integers(0, 3, slots) * jobs
-    instructions = tuple(rng.uniform(0, 500, slots) * jobs for _ in range(3)) if with_instructions else None
+    instructions = tuple(rng.uniform(0, 500, slots) * jobs for _ in range(4)) if with_instructions else None
     model = CriticalPathModel(("L2H", "RBH", "RBM") if rows else ("L2H", "DRAM"),
                               np.array([0, 1, 2] if rows else [0, 1, 1]), np.zeros((3, 33)),
                               rng.uniform(0.01, 5.0, 3 if rows else 2), float(rng.uniform(0, 30)),
-                              issue_ns=float(rng.uniform(0, 2)), shared_ns=float(rng.uniform(0, 2)))
+                              issue_ns=float(rng.uniform(0, 2)), shared_ns=float(rng.uniform(0, 2)),
+                              alu_ns=float(rng.uniform(0, 2)))
     assert launch_time(jobs, sectors, latency, hot, model, instructions) == \
         _launch_time_arrays(jobs, sectors, latency, hot, model, instructions)

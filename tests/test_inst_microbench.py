@@ -88,8 +88,8 @@ def _opcodes(text: bytes) -> collections.Counter:
 
 
 # sm_90 SASS opcodes (the instruction's low 12 bits): IADD3 and IMAD.SHL (immediate), the two forms of
-# an add `x += x`; SHFL.IDX; LDS; BAR.SYNC.
-IADD3, IMAD_IMM, SHFL, LDS, BAR = 0x210, 0x824, 0x589, 0x984, 0xB1D
+# an add `x += x`; LOP3.LUT (registers); SHFL.IDX; LDS; BAR.SYNC.
+IADD3, IMAD_IMM, LOP3, SHFL, LDS, BAR = 0x210, 0x824, 0xC12, 0x589, 0x984, 0xB1D
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +114,10 @@ def test_source_compiles_for_sm90_with_each_step_as_written(cubin):
         # one SASS instruction per add: ptxas did not fold adds together (it would for `x += y`)
         assert adds <= ops[IADD3] + ops[IMAD_IMM] <= adds + 16, kernel
         assert len(cubin[kernel]) // 16 <= adds + 80, kernel
+    # one LOP3 per lop3.b32 of the chains: ptxas merges none of them (the loop's own few instructions aside)
+    lops = _opcodes(cubin["im_lop_8"])
+    assert lops[LOP3] == 8 * im.ALU_UNROLL and lops[IADD3] + lops[IMAD_IMM] <= 4
+    assert len(cubin["im_lop_8"]) // 16 <= 8 * im.ALU_UNROLL + 80
     assert _opcodes(cubin["im_shfl"])[SHFL] == im.SHFL_UNROLL
     assert _opcodes(cubin["im_shared_1"])[LDS] == im.SHARED_UNROLL
     assert _opcodes(cubin["im_shared_4"])[LDS] == 4 * im.SHARED_UNROLL
@@ -157,7 +161,7 @@ def test_example_is_marked_synthetic_and_is_a_valid_raw_table():
     head = EXAMPLE.read_text(encoding="utf-8").splitlines()[0]
     assert head.startswith("# SYNTHETIC EXAMPLE") and "NOT a measurement" in head
     raw = im.read_raw(EXAMPLE)
-    assert list(raw.columns) == list(im.RAW_COLUMNS) and len(raw) == 12 * 3
+    assert list(raw.columns) == list(im.RAW_COLUMNS) and len(raw) == 13 * 3
     assert set(raw["test"]) == set(im.TESTS)
     assert sorted(raw.loc[raw["test"] == "shared", "ways"].unique()) == list(im.CONFLICT_WAYS)
 
@@ -168,13 +172,14 @@ def test_values_from_the_example_by_hand():
     # = 23; shared load 1856000 / 64000 = 29; barrier 688000 / 32000 = 21.5; scan 206250 / 500 = 412.5;
     # shared k = 1, 2, 4, 8, 16, 32: 417792, 827392, 1646592, 3293184, 6594560, 13189120 over 409600
     # issue: 1641000 cycles for 6553600 warp instructions per SM on 4 sub-partitions:
-    # 6553600 / (4 x 1641000) = 0.99841560 -> 0.998416
-    # clock: 12 rows at each of 1975, 1980, 1985 MHz, the median of 36 is 1980
+    # 6553600 / (4 x 1641000) = 0.99841560 -> 0.998416; alu pipe: 3276800 cycles (the median) for the
+    # same: 6553600 / (4 x 3276800) = 0.5
+    # clock: 13 rows at each of 1975, 1980, 1985 MHz, the median of 39 is 1980
     assert values == {
         "clock_mhz": 1980.0, "sub_partitions": 4, "issue_per_cycle": 0.998416, "alu_latency_cycles": 4.51,
         "shuffle_latency_cycles": 23.0, "shared_latency_cycles": 29.0, "shared_cycles_per_wavefront": 1.02,
         "shared_conflict_cycles": [[1, 1.02], [2, 2.02], [4, 4.02], [8, 8.04], [16, 16.1], [32, 32.2]],
-        "barrier_cycles": 21.5, "block_scan_cycles": 412.5}
+        "barrier_cycles": 21.5, "block_scan_cycles": 412.5, "alu_per_cycle": 0.5}
     # two sub-partitions issue twice as much each
     assert im.derive(im.read_raw(EXAMPLE), 2)["issue_per_cycle"] == 1.99683  # 6553600 / (2 x 1641000)
 
@@ -214,7 +219,7 @@ def _good_rows() -> pd.DataFrame:
     (lambda t: t.assign(ns=-1.0), "row 1: ns must be a number > 0"),
     (lambda t: t.assign(event_ns=math.nan), "row 1: event_ns must be a number > 0"),
     (lambda t: t.assign(ways=2), "row 1: ways must be 1 outside the shared test"),
-    (lambda t: t.assign(ways=np.where(t["test"] == "shared", 3, 1)), "row 13: ways of the shared test must be one of"),
+    (lambda t: t.assign(ways=np.where(t["test"] == "shared", 3, 1)), "row 16: ways of the shared test must be one of"),
     (lambda t: t.assign(cycles_per_op=t["cycles_per_op"] * 1.01), "row 1: cycles_per_op must equal cycles / ops"),
 ])
 def test_bad_raw_table_is_one_line_input_error(change, fragment):
@@ -302,21 +307,22 @@ def test_host_driver_on_the_stand_in(h200):
     setup = im.make_setup(load_profile("h200"), repeats=2, target_ms=0.2)
     raw, values = im.run(setup)
     assert len(raw) == 2 * (len(im.TESTS) - 1 + len(im.CONFLICT_WAYS))
-    full = raw[raw["test"].isin(["issue", "shared", "barrier", "block_scan"])]
+    full = raw[raw["test"].isin(["issue", "alu_pipe", "shared", "barrier", "block_scan"])]
     assert set(full["sms"]) == {132} and set(full["blocks_per_sm"]) == {8} and set(full["threads"]) == {256}
     one = raw[raw["test"].str.endswith("_latency")]
     assert set(one["sms"]) == {1} and set(one["threads"]) == {32}
     # each launch is about target_ms long after the probe and the warm-up
     assert np.all((raw["ns"] > 0.1e6) & (raw["ns"] < 0.4e6))
     # the stand-in's costs come back: 4 sub-partitions issuing one a cycle each = 0.25 SM cycles per
-    # instruction; k wavefronts of 1 cycle for a k-way conflict; its clock is 1980 MHz
+    # instruction, ALU-pipe instructions at half that rate;
+    # k wavefronts of 1 cycle for a k-way conflict; its clock is 1980 MHz
     cycles = fake_cupy.INST_CYCLES
     assert values["clock_mhz"] == pytest.approx(1980.0, rel=1e-4)
     assert {k: v for k, v in values.items() if k != "clock_mhz"} == {
         "sub_partitions": 4, "issue_per_cycle": 1.0, "alu_latency_cycles": cycles["alu_latency"],
         "shuffle_latency_cycles": cycles["shuffle_latency"], "shared_latency_cycles": cycles["shared_latency"],
         "shared_cycles_per_wavefront": 1.0, "shared_conflict_cycles": [[k, float(k)] for k in im.CONFLICT_WAYS],
-        "barrier_cycles": cycles["barrier"], "block_scan_cycles": cycles["block_scan"]}
+        "barrier_cycles": cycles["barrier"], "block_scan_cycles": cycles["block_scan"], "alu_per_cycle": 0.5}
 
 
 def test_command_adds_the_section_and_keeps_every_other_line(h200, tmp_path, capsys):

@@ -194,11 +194,15 @@ def test_critical_time_adds_each_slots_instruction_path():
     model = CriticalPathModel(("L2H", "RBH", "RBM"), np.array([0, 1, 2]), table, np.zeros(3), 0.0)
     jobs, sectors, latency, hot = np.array([5.0]), np.zeros((3, 1)), np.array([500.0]), np.zeros(1)
     assert launch_time(jobs, sectors, latency, hot, model) == (500.0, "latency")
-    path = (np.array([40.0]), np.array([50.0]), np.zeros(1))
+    path = (np.array([40.0]), np.array([50.0]), np.zeros(1), np.array([30.0]))
     assert launch_time(jobs, sectors, latency, hot, model, path) == (550.0, "latency")
     # an issue server of 20 ns an instruction: 8 instructions a job make 160 ns a job, the bound
     issue = CriticalPathModel(("L2H", "RBH", "RBM"), np.array([0, 1, 2]), table, np.zeros(3), 0.0, 1.0, 20.0)
     assert launch_time(jobs, sectors, latency, hot, issue, path) == (800.0, "ISSUE")
+    # an ALU pipe of 40 ns an instruction: 6 of the 8 a job are its, 240 ns a job, the bound
+    alu = CriticalPathModel(("L2H", "RBH", "RBM"), np.array([0, 1, 2]), table, np.zeros(3), 0.0, 1.0, 20.0,
+                            alu_ns=40.0)
+    assert launch_time(jobs, sectors, latency, hot, alu, path) == (1200.0, "ALU")
 
 
 @pytest.fixture(scope="module")

@@ -78,19 +78,19 @@ HAND_UNITS = {"ld_inst": "inst", "st_inst": "inst", "ld_issued": "inst", "st_iss
               "l2_read_misses": "sector", "l2_write_sectors": "sector",
               "dram_read_sectors": "sector", "dram_write_sectors": "sector",
               "achieved_occupancy_pct": "%", "duration_ns": "usecond", "inst_executed": "inst",
-              "shared_ld_inst": "inst", "shared_st_inst": "inst"}
+              "shared_ld_inst": "inst", "shared_st_inst": "inst", "alu_pipe_inst": "inst"}
 HAND_ROW1 = {"ld_inst": "1,024", "st_inst": "32", "ld_issued": "1,030", "st_issued": "32",
              "thread_inst_per_inst": "31.5", "l1_requests": "1,024", "l1_sectors": "4,096",
              "l2_read_sectors": "5,000", "l2_read_hits": "1,000", "l2_read_misses": "4,000",
              "l2_write_sectors": "128", "dram_read_sectors": "4,000", "dram_write_sectors": "128",
              "achieved_occupancy_pct": "61.25", "duration_ns": "12.5", "inst_executed": "20,480",
-             "shared_ld_inst": "1,024", "shared_st_inst": "256"}
+             "shared_ld_inst": "1,024", "shared_st_inst": "256", "alu_pipe_inst": "9,216"}
 HAND_ROW0 = {"ld_inst": "10", "st_inst": "2", "ld_issued": "12", "st_issued": "2",
              "thread_inst_per_inst": "32", "l1_requests": "10", "l1_sectors": "40",
              "l2_read_sectors": "40", "l2_read_hits": "n/a", "l2_read_misses": "",
              "l2_write_sectors": "8", "dram_read_sectors": "40", "dram_write_sectors": "8",
              "achieved_occupancy_pct": "50", "duration_ns": "3", "inst_executed": "300",
-             "shared_ld_inst": "0", "shared_st_inst": "0"}
+             "shared_ld_inst": "0", "shared_st_inst": "0", "alu_pipe_inst": "120"}
 
 
 def cells(row: dict) -> list[str]:
@@ -116,7 +116,8 @@ def test_metric_map_has_the_contract_columns():
                      "l1_requests", "l1_sectors", "l2_read_sectors", "l2_read_hits",
                      "l2_read_misses", "l2_write_sectors", "dram_read_sectors",
                      "dram_write_sectors", "achieved_occupancy_pct", "duration_ns", "inst_executed",
-                     "shared_ld_inst", "shared_st_inst"]
+                     "shared_ld_inst", "shared_st_inst", "alu_pipe_inst"]
+    assert METRICS["sm_90"]["alu_pipe_inst"] == "sm__inst_executed_pipe_alu.sum"
     assert METRICS["sm_90"]["ld_inst"] == "smsp__sass_inst_executed_op_global_ld.sum"
     assert METRICS["sm_90"]["inst_executed"] == "smsp__inst_executed.sum"
     assert METRICS["sm_90"]["shared_ld_inst"] == "smsp__inst_executed_op_shared_ld.sum"
@@ -483,7 +484,7 @@ def test_a_complete_log_parses_without_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         # multi.csv was recorded before the two smsp__sass_* metrics and the instruction counts joined the set
-        later = ("ld_inst", "st_inst", "inst_executed", "shared_ld_inst", "shared_st_inst")
+        later = ("ld_inst", "st_inst", "inst_executed", "shared_ld_inst", "shared_st_inst", "alu_pipe_inst")
         df = parse_ncu_csv(fixture("multi.csv"), source="multi.csv",
                            metrics={k: v for k, v in METRICS["sm_90"].items() if k not in later})
     assert len(df) == len(MULTI)

@@ -335,15 +335,16 @@ def test_scale_slots_by_hand():
     # the simulation never saw (one load per sector at the 200 ns one-sector latency) and halves the
     # instructions.
     loads = _slots([4, 2], [[6, 2], [0, 0], [1, 0]], [[3, 2], [0, 0], [1, 0]], [[300, 240], [0, 0], [300, 0]], [1, 0])
-    path = tuple(np.asarray(x, dtype=np.float64) for x in ([40, 20], [400, 200], [2, 2]))
+    path = tuple(np.asarray(x, dtype=np.float64) for x in ([40, 20], [400, 200], [2, 2], [24, 6]))
     targets = {"jobs": 6.0, "classes": np.array([8.0, 3.0, 2.0]), "inst": 30.0, "shared": 8.0}
-    (jobs, sectors, latency, hot), (count, stall, shared) = scale_slots(loads, path, targets,
-                                                                         np.array([90.0, 200.0, 250.0]))
+    (jobs, sectors, latency, hot), (count, stall, shared, alu) = scale_slots(loads, path, targets,
+                                                                              np.array([90.0, 200.0, 250.0]))
     assert jobs.tolist() == [4, 2] and hot.tolist() == [1, 0]
     assert sectors.tolist() == [[6, 2], [2, 1], [2, 0]]  # row hits spread by jobs: 2/3 and 1/3 of 3
     # slot 0: 2 row-miss loads (600 ns) + 2 row-hit loads (400 ns) fill its 4 loads; slot 1: 1 row hit + 1 L2
     assert latency.tolist() == pytest.approx([1000.0, 200.0 + 120.0])
     assert count.tolist() == [20, 10] and stall.tolist() == [200, 100] and shared.tolist() == [4, 4]
+    assert alu.tolist() == [12, 3]  # the ALU pipe's as the instructions
 
 
 @settings(max_examples=100, deadline=None)

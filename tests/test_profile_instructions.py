@@ -34,7 +34,7 @@ RUN = {"method": "clock64 chains", "device": "Tesla K40c", "driver": "580.159.04
 COSTS = InstructionCosts(clock_mhz=745.0, sub_partitions=4, issue_per_cycle=0.5, alu_latency_cycles=9.0,
                          shuffle_latency_cycles=24.0, shared_latency_cycles=33.0, shared_cycles_per_wavefront=2.0,
                          shared_conflict_cycles=((1, 2.0), (2, 4.0), (4, 8.0), (32, 64.0)), barrier_cycles=20.0,
-                         block_scan_cycles=400.0, provenance=RUN)
+                         block_scan_cycles=400.0, alu_per_cycle=0.25, provenance=RUN)
 TEXT = render_gpu_profile(label="x.toml", instructions=COSTS, instructions_notes=["how: by hand"], **GPU_FIELDS)
 
 
@@ -62,6 +62,15 @@ def test_shipped_instruction_costs_are_their_recorded_runs(name):
     shipped = profile.instructions
     assert costs(derive(read_raw(raw), shipped.sub_partitions), shipped.provenance) == shipped
     assert shipped.provenance["device"] == profile.device_name
+
+
+def test_a_table_measured_before_the_alu_pipe_test_reads_without_it(tmp_path):
+    doc = tomllib.loads(TEXT)
+    del doc["instructions"]["alu_per_cycle"]
+    costs = load_profile(write(tmp_path, naive_dumps(doc))).instructions
+    assert costs.alu_per_cycle == 0.0 and costs.alu_ns_per_inst_gpu(15) == 0.0
+    assert "alu_per_cycle" not in costs.values()
+    assert COSTS.alu_ns_per_inst_gpu(15) == 1000.0 / 745.0 / (0.25 * 4 * 15)
 
 
 def test_round_trip(tmp_path):

@@ -13,14 +13,16 @@ Level 2, counters (`counter_errors`, one row per ncu-profiled launch and metric)
 - load: predicted load (simulation: n_est = N_G / W_max) against
   achieved_occupancy_pct / 100 x physical_warps.
   error = err(predicted, measured) for each.
-- inst_executed, shared_ld_inst, shared_st_inst (INST_METRICS, only where both tables carry the
-  column): predicted warp instructions executed (all, shared-memory loads, shared-memory stores)
-  against Nsight Compute's smsp__inst_executed.sum, smsp__inst_executed_op_shared_ld.sum and
-  smsp__inst_executed_op_shared_st.sum (ncu columns of the same names). Warp-level, like the jobs:
+- inst_executed, shared_ld_inst, shared_st_inst, alu_pipe_inst (INST_METRICS, only where both tables
+  carry the column): predicted warp instructions executed (all, shared-memory loads, shared-memory
+  stores, the ALU pipe's) against Nsight Compute's smsp__inst_executed.sum,
+  smsp__inst_executed_op_shared_ld.sum, smsp__inst_executed_op_shared_st.sum and
+  sm__inst_executed_pipe_alu.sum (ncu columns of the same names). Warp-level, like the jobs:
   one per warp that issues the instruction, whatever its active lanes. A launch whose predicted
   value is missing (NaN: the model does not count it) has no row; a predicted table or ncu table
   without the column (one written before these counters existed) has no rows of that metric.
-  The summary's inst_error_abs_max, shared_ld_error_abs_max and shared_st_error_abs_max are the
+  The summary's inst_error_abs_max, shared_ld_error_abs_max, shared_st_error_abs_max and
+  alu_pipe_error_abs_max are the
   largest |error| = |predicted - ncu| / ncu over the profiled launches (launches with ncu = 0 and a
   non-zero prediction have no relative error and are left out; 0 against 0 is error 0).
 
@@ -37,7 +39,7 @@ from simdmodel.errors import DataWarning, InputError
 from ._shared import KEY, _check, _empty, _rel, _simulation
 
 COUNTER_METRICS = ("l2_sectors", "l2_hits", "dram_sectors", "load")
-INST_METRICS = ("inst_executed", "shared_ld_inst", "shared_st_inst")
+INST_METRICS = ("inst_executed", "shared_ld_inst", "shared_st_inst", "alu_pipe_inst")
 """Optional instruction counts, the same column name in the predicted and the ncu table."""
 NCU_COLUMNS = ("ld_inst", "st_inst", "l2_read_sectors", "l2_read_misses", "l2_write_sectors",
                "dram_read_sectors", "dram_write_sectors", "achieved_occupancy_pct")

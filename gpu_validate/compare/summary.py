@@ -14,10 +14,10 @@ Summary (`summarize`, JSON-serialisable, NaN written as null):
   fraction of True over the launches where the check is defined (not <NA>); null if none.
 - <metric>_error_median and <metric>_error_abs_median for l2_sector, l2_hit, dram_sector and load:
   median of the signed (absolute) relative errors over all profiled launches.
-- inst_error_abs_max, shared_ld_error_abs_max, shared_st_error_abs_max: the largest
-  |predicted - ncu| / ncu of warp instructions executed (all, shared loads, shared stores) over the
-  profiled launches (`counters`, metrics inst_executed, shared_ld_inst, shared_st_inst); null when
-  the tables carry no such counts.
+- inst_error_abs_max, shared_ld_error_abs_max, shared_st_error_abs_max, alu_pipe_error_abs_max: the
+  largest |predicted - ncu| / ncu of warp instructions executed (all, shared loads, shared stores, the
+  ALU pipe's) over the profiled launches (`counters`, metrics inst_executed, shared_ld_inst,
+  shared_st_inst, alu_pipe_inst); null when the tables carry no such counts.
 - The time mode (`time_mode`: "warm" when the table has warm rows, else "simulation") gives the time
   figures at top level; "simulation" (when it is not the time mode) goes under "cold_l2_mode",
   "counters" under "counters_mode", "cte" (seed 004's instruction-only analysis) under "cte_mode",
@@ -164,7 +164,8 @@ def summarize(exact, counters, time_table, best, meta: dict, phases=None, time_m
             counters.loc[counters["metric"] == metric, "error"].to_numpy(dtype=float)
         out[f"{name}_error_median"] = _median(errors)
         out[f"{name}_error_abs_median"] = _median(np.abs(errors))
-    for metric, name in (("inst_executed", "inst"), ("shared_ld_inst", "shared_ld"), ("shared_st_inst", "shared_st")):
+    for metric, name in (("inst_executed", "inst"), ("shared_ld_inst", "shared_ld"), ("shared_st_inst", "shared_st"),
+                         ("alu_pipe_inst", "alu_pipe")):
         errors = np.array([], dtype=float) if _empty(counters) else \
             counters.loc[counters["metric"] == metric, "error"].to_numpy(dtype=float)
         errors = np.abs(errors[np.isfinite(errors)])

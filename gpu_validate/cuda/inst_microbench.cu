@@ -17,6 +17,9 @@
 // - im_alu_1: one chain of dependent integer adds: the ALU latency.
 // - im_alu_8: eight independent add chains per thread; launched with every block of a full wave,
 //   it measures how many warp instructions an SM issues per cycle.
+// - im_lop_8: the same with chains of three-input logic ops (`lop3.b32`, a xor of the chain and two
+//   registers: one LOP3.LUT each, which only the ALU pipe executes; ptxas keeps them apart): how many
+//   ALU-pipe warp instructions an SM executes per cycle, the ALU pipe's rate.
 // - im_shfl: one chain of dependent __shfl_sync (SHFL.IDX): the shuffle latency.
 // - im_shared_1 / im_shared_4: pointer chases through a shared table of 32-bit shared addresses
 //   (each LDS's result is the next LDS's address, no address arithmetic between): one chain per
@@ -108,6 +111,28 @@ im_alu_1(long long* records, long long steps, int ways, unsigned* sink) {
 extern "C" __global__ void __launch_bounds__(BFS_BLOCK, BFS_MIN_BLOCKS)
 im_alu_8(long long* records, long long steps, int ways, unsigned* sink) {
     im_alu<8>(records, steps, ways, sink);
+}
+
+extern "C" __global__ void __launch_bounds__(BFS_BLOCK, BFS_MIN_BLOCKS)
+im_lop_8(long long* records, long long steps, int ways, unsigned* sink) {
+    unsigned x[8];
+    const unsigned y = threadIdx.x * 2654435761u, z = (unsigned)ways * 40503u;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) x[c] = threadIdx.x * (unsigned)ways + 977u * c;
+    const ImStart start = im_start();
+#pragma unroll 1
+    for (long long s = 0; s < steps; ++s) {
+#pragma unroll
+        for (int u = 0; u < IM_ALU_UNROLL; ++u) {
+#pragma unroll
+            for (int c = 0; c < 8; ++c) asm volatile("lop3.b32 %0, %0, %1, %2, 0x96;" : "+r"(x[c]) : "r"(y), "r"(z));
+        }
+    }
+    im_stop(start, records);
+    unsigned acc = 0;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) acc ^= x[c];
+    im_keep(acc, sink);
 }
 
 extern "C" __global__ void __launch_bounds__(BFS_BLOCK, BFS_MIN_BLOCKS)

@@ -4,7 +4,7 @@ machine": warp instructions go to an issue server, shared-memory accesses to a s
 The kernels (`gpu_validate/cuda/inst_microbench.cu`) time themselves with clock64() (SM cycles) and
 globaltimer (ns) between two __syncthreads(); each block records its SM, start and end. Per SM, the
 span from its first block's start to its last block's end is that SM's time (clock64 counts per SM);
-a launch's `cycles` and `ns` are the medians over its SMs, and cycles / ns is the SM clock. Seven
+a launch's `cycles` and `ns` are the medians over its SMs, and cycles / ns is the SM clock. Eight
 tests (TESTS), each a set of launches of about `target_ms` after a probe and a warm-up, `repeats`
 timed launches (CUDA events around each too):
 
@@ -13,6 +13,8 @@ timed launches (CUDA events around each too):
 - issue: 8 blocks of 256 threads on every SM (the BFS kernels' configuration, 64 warps per SM on
   Hopper), 8 independent add chains a thread: ops = warp instructions per SM, and
   issue_per_cycle = ops / cycles / sub_partitions;
+- alu_pipe: the same blocks, 8 independent chains of LOP3s a thread (logic ops, which only the ALU pipe
+  executes; ptxas sends adds to the FMA pipe as well): alu_per_cycle = ops / cycles / sub_partitions;
 - shared: the same blocks, 4 independent shared-memory chases a thread, k lanes of a warp on one
   bank (k = 1, 2, ..., 32; CONFLICT_WAYS): SM cycles per warp-level load; k = 1 is one wavefront;
 - barrier, block_scan: the same blocks; cycles per __syncthreads() and per block prefix sum as each
@@ -67,6 +69,7 @@ class Test:
 TESTS = {
     "alu_latency": Test("im_alu_1", True, ALU_UNROLL, "warp"),
     "issue": Test("im_alu_8", False, 8 * ALU_UNROLL, "sm"),
+    "alu_pipe": Test("im_lop_8", False, 8 * ALU_UNROLL, "sm"),
     "shuffle_latency": Test("im_shfl", True, SHFL_UNROLL, "warp"),
     "shared_latency": Test("im_shared_1", True, SHARED_UNROLL, "warp"),
     "shared": Test("im_shared_4", False, 4 * SHARED_UNROLL, "sm"),
@@ -74,6 +77,8 @@ TESTS = {
     "block_scan": Test("im_block_scan", False, 1, "block"),
 }
 """The tests, by the name the raw table gives them."""
+OPTIONAL_TESTS = ("alu_pipe",)
+"""Tests a raw table measured before they were added lacks (its values then lack theirs)."""
 RAW_COLUMNS = ("test", "ways", "sms", "blocks_per_sm", "threads", "ops", "cycles", "ns", "event_ns", "cycles_per_op")
 """One row per timed launch: `ops` operations (see Test.per) took `cycles` SM cycles and `ns`
 globaltimer ns (medians over the `sms` SMs of the launch, each running `blocks_per_sm` blocks of
@@ -190,13 +195,14 @@ def _round(x: float) -> float:
 def derive(raw: pd.DataFrame, sub_partitions: int) -> dict:
     """The [instructions] values (all but provenance) from a raw table: for each (test, ways) the
     median of cycles_per_op over its repeats; issue_per_cycle = 1 / (issue's median x
-    sub_partitions); shared_cycles_per_wavefront = the shared median at k = 1; clock_mhz = the median
-    over every row of 1000 x cycles / ns. 6 significant digits. InputError when a test is missing or
-    the shared test lacks k = 1 or a conflict."""
+    sub_partitions), alu_per_cycle the same of alu_pipe's; shared_cycles_per_wavefront = the shared
+    median at k = 1; clock_mhz = the median
+    over every row of 1000 x cycles / ns. 6 significant digits. InputError when a test is missing (but for
+    OPTIONAL_TESTS) or the shared test lacks k = 1 or a conflict."""
     raw = check_raw(raw)
     if isinstance(sub_partitions, bool) or not isinstance(sub_partitions, int) or sub_partitions < 1:
         raise InputError(f"sub_partitions must be an integer >= 1, got {sub_partitions!r}")
-    missing = [name for name in TESTS if not (raw["test"] == name).any()]
+    missing = [name for name in TESTS if not (raw["test"] == name).any() and name not in OPTIONAL_TESTS]
     if missing:
         raise InputError(f"raw instruction table: no rows for test(s) {', '.join(missing)}")
     medians = raw.groupby(["test", "ways"])["cycles_per_op"].median()
@@ -215,6 +221,8 @@ def derive(raw: pd.DataFrame, sub_partitions: int) -> dict:
         "shared_conflict_cycles": conflicts,
         "barrier_cycles": _round(medians[("barrier", 1)]),
         "block_scan_cycles": _round(medians[("block_scan", 1)]),
+        **({"alu_per_cycle": _round(1.0 / (medians[("alu_pipe", 1)] * sub_partitions))}
+           if ("alu_pipe", 1) in medians.index else {}),
     }
 
 
@@ -240,7 +248,9 @@ def method_notes(setup: Setup, values: dict) -> list[str]:
         (f"Throughputs: {s['blocks_per_sm']} blocks of {BLOCK_THREADS} threads on every SM (the BFS kernels' "
          "configuration), all resident at once. issue_per_cycle: 8 independent add chains a thread, "
          f"add instructions per SM per cycle / {s['sub_partitions']} sub-partitions (the loop's own few "
-         f"instructions per {8 * ALU_UNROLL} adds are not counted). shared: 4 independent shared chases a "
+         f"instructions per {8 * ALU_UNROLL} adds are not counted). alu_per_cycle: the same with 8 independent "
+         "chains of LOP3s (lop3.b32, which only the ALU pipe executes, where ptxas sends half the adds to the FMA "
+         "pipe). shared: 4 independent shared chases a "
          "thread, SM cycles per warp-level 32-bit load with k lanes on one bank (different words) for k = "
          f"{', '.join(str(k) for k, _ in values['shared_conflict_cycles'])}; k = 1 is one wavefront. "
          "barrier_cycles and block_scan_cycles: per __syncthreads() and per block prefix sum (scan.cu's: "
@@ -255,7 +265,7 @@ def summary(values: dict) -> list[str]:
     """Console lines: the measured numbers."""
     ways = ", ".join(f"{k}: {c:g}" for k, c in values["shared_conflict_cycles"])
     return [f"SM clock {values['clock_mhz']:g} MHz; issue {values['issue_per_cycle']:g} warp instructions a cycle "
-            f"per sub-partition ({values['sub_partitions']} per SM)",
+            f"per sub-partition ({values['sub_partitions']} per SM), ALU pipe {values['alu_per_cycle']:g}",
             f"latency in cycles: alu {values['alu_latency_cycles']:g}, shuffle {values['shuffle_latency_cycles']:g}, "
             f"shared load {values['shared_latency_cycles']:g}",
             f"shared: {values['shared_cycles_per_wavefront']:g} SM cycles per wavefront; k-way conflicts {ways}",

@@ -15,13 +15,12 @@ import numpy as np
 
 from .blocks import block_events
 from .code import WAITS, KernelCode, kernel_code, trip_matrix
-from .listing import CLASSES, Listing, instruction_class, load_listing, parse_listing
+from .listing import ALU_PIPE, CLASSES, Listing, instruction_class, load_listing, parse_listing
 from .trips import (compact_trips, coupled_trips, expansion_lanes, expansion_trips, group_lanes, phase_trips, segment_lanes,
                     steps_per_warp, topo_lanes, topo_trips)
 
-__all__ = ["CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of", "compact_trips",
-           "coupled_trips",
-           "expansion_lanes", "expansion_trips", "group_lanes", "has_listing", "hop_cycles", "instruction_class",
+__all__ = ["ALU_PIPE", "CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of",
+           "compact_trips", "coupled_trips", "expansion_lanes", "expansion_trips", "group_lanes", "has_listing", "hop_cycles", "instruction_class",
            "kernel_code", "listing_name", "load_listing", "parse_listing", "phase_trips", "segment_lanes", "steps_per_warp",
            "topo_lanes", "topo_trips", "trip_matrix"]
 
@@ -68,7 +67,7 @@ def listing_name(mapping) -> str:
 class WarpInstructions:
     """One launch per launched warp, from its trips through the kernel's code (`code.trip_matrix`). Each
     figure is computed when first asked for: the per-class table (warps x CLASSES) is the costly one,
-    and the time model needs only each warp's total, shared accesses, stall cycles and waits. The
+    and the time model needs only each warp's total, ALU-pipe and shared accesses, stall cycles and waits. The
     counts are whole numbers, so any order of summing gives the same floats."""
 
     trips: np.ndarray  # events x warps
@@ -94,16 +93,24 @@ class WarpInstructions:
         return self.trips.T @ self.code.counts.sum(axis=1)
 
     @functools.cached_property
+    def alu_pipe_per_warp(self) -> np.ndarray:
+        """ALU-pipe warp instructions of each warp (`listing.ALU_PIPE`)."""
+        return self.trips.T @ self.code.alu_pipe
+
+    @functools.cached_property
     def shared_per_warp(self) -> np.ndarray:
         """Shared-memory loads and stores of each warp."""
         counts = self.code.counts
         return self.trips.T @ (counts[:, CLASSES.index("shared_ld")] + counts[:, CLASSES.index("shared_st")])
 
     def totals(self) -> dict:
-        """The launch's `inst_executed`, `shared_ld_inst`, `shared_st_inst` (ncu's names, minus the prefix)."""
-        total = self.trips.sum(axis=1) @ self.code.counts
+        """The launch's `inst_executed`, `shared_ld_inst`, `shared_st_inst` (ncu's names, minus the prefix) and
+        `alu_pipe_inst` (ncu's `sm__inst_executed_pipe_alu`)."""
+        trips = self.trips.sum(axis=1)
+        total = trips @ self.code.counts
         return {"inst_executed": float(total.sum()), "shared_ld_inst": float(total[CLASSES.index("shared_ld")]),
-                "shared_st_inst": float(total[CLASSES.index("shared_st")])}
+                "shared_st_inst": float(total[CLASSES.index("shared_st")]),
+                "alu_pipe_inst": float(trips @ self.code.alu_pipe)}
 
 
 @dataclass(frozen=True)

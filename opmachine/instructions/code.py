@@ -43,9 +43,9 @@ loads (LDS), shuffles and votes (SHFL, VOTE), block barriers (BAR)."""
 
 @dataclass(frozen=True)
 class KernelCode:
-    """Per trip event: warp instructions by class (events x CLASSES), stall cycles (events) and
-    waited-on variable-latency instructions (events x WAITS); whole numbers but for the events of
-    ONE_COPY_A_TRIP, whose copies' mean they are."""
+    """Per trip event: warp instructions by class (events x CLASSES), stall cycles (events),
+    waited-on variable-latency instructions (events x WAITS) and the ALU pipe's instructions (events,
+    `listing.ALU_PIPE`); whole numbers but for the events of ONE_COPY_A_TRIP, whose copies' mean they are."""
 
     kernel: str
     arch: str
@@ -56,6 +56,12 @@ class KernelCode:
     fallbacks: tuple[tuple[str, str], ...] = ()
     """(event, the event whose trips stand in for it where the launch's trips lack it): the round loop's
     preheader (`blocks.ENTERED`) where the lanes are not counted."""
+    alu_pipe: np.ndarray | None = None
+    """ALU-pipe instructions per trip of each event (None: all zero)."""
+
+    def __post_init__(self):
+        if self.alu_pipe is None:
+            object.__setattr__(self, "alu_pipe", np.zeros(len(self.events)))
 
     def row(self, event: str) -> int:
         return self.events.index(event)
@@ -69,7 +75,8 @@ class KernelCode:
     def per_trip(self, event: str) -> dict:
         """One trip of `event`: instructions by class, stall cycles, waits (a readable summary)."""
         i = self.row(event)
-        return {**dict(zip(CLASSES, self.counts[i].tolist())), "stall_cycles": float(self.stall_cycles[i]),
+        return {**dict(zip(CLASSES, self.counts[i].tolist())), "alu_pipe": float(self.alu_pipe[i]),
+                "stall_cycles": float(self.stall_cycles[i]),
                 **{f"wait_{w}": float(self.waits[i, k]) for k, w in enumerate(WAITS)}}
 
 
@@ -152,11 +159,13 @@ def code_from_listing(listing, arch: str) -> KernelCode:
     counts = np.zeros((len(events), len(CLASSES)), dtype=np.float64)
     stalls = np.zeros(len(events), dtype=np.float64)
     waits = np.zeros((len(events), len(WAITS)), dtype=np.float64)
+    alu = np.zeros(len(events), dtype=np.float64)
     runs = [(b.event, [(ins, True, 1) for ins in listing.instructions[b.first:b.end]]) for b in blocks]
     for event, instructions in runs + list(divergence.items()):
         e = events.index(event)
         for ins, on_path, sign in instructions:
             counts[e, CLASSES.index(ins.cls)] += sign
+            alu[e] += sign * ins.alu_pipe
             if on_path:
                 stalls[e] += sign * ins.stall
                 kind = _wait_kind(ins)
@@ -165,11 +174,12 @@ def code_from_listing(listing, arch: str) -> KernelCode:
     for event in ONE_COPY_A_TRIP:
         if event in events and (copies := _copies(listing, event)) > 1:
             e = events.index(event)
-            counts[e], stalls[e], waits[e] = counts[e] / copies, stalls[e] / copies, waits[e] / copies
+            counts[e], stalls[e], waits[e], alu[e] = counts[e] / copies, stalls[e] / copies, waits[e] / copies, \
+                alu[e] / copies
     fallbacks = tuple(dict.fromkeys((b.event, b.fallback) for b in blocks if b.fallback))
     if len({event for event, _ in fallbacks}) != len(fallbacks):
         raise InputError(f"{listing.kernel}: the round loop's preheader sits in two different trip events")
-    return KernelCode(listing.kernel, arch, events, counts, stalls, waits, fallbacks)
+    return KernelCode(listing.kernel, arch, events, counts, stalls, waits, fallbacks, alu)
 
 
 @functools.cache

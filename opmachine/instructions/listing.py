@@ -20,6 +20,15 @@ CLASSES = ("alu", "shared_ld", "shared_st", "global_ld", "global_st", "atomic", 
 reads, uniform datapath), shared-memory loads and stores, global loads and stores, atomics, control
 (branches, exits, convergence barriers, votes, shuffles, warp syncs, nops), block barriers."""
 
+ALU_PIPE = ("IADD3", "ISETP", "LEA", "LOP3", "MOV", "P2R", "PLOP3", "PRMT", "SEL", "SHF", "VIMNMX")
+"""Opcodes the SM's ALU pipe executes: integer adds, compares, min / max, selects, shifts, logic, moves and
+predicate moves.
+It takes a warp instruction every other cycle on sm_90 (`[instructions] alu_per_cycle`), so a kernel
+made mostly of them is held by that pipe, not by the issue rate. Multiplies and their move and add
+forms (IMAD*), VIADD and bit counts (POPC, FLO, BREV) go to other pipes. The set
+is checked against Nsight Compute's `sm__inst_executed_pipe_alu.sum` launch by launch
+(`gpu_validate.coupling_counters`)."""
+
 _SHARED_LD = ("LDS", "LDSM")
 _SHARED_ST = ("STS",)
 _GLOBAL_LD = ("LDG", "LD")
@@ -68,6 +77,11 @@ class Instruction:
     @property
     def cls(self) -> str:
         return instruction_class(self.opcode)
+
+    @property
+    def alu_pipe(self) -> bool:
+        """Whether the ALU pipe executes it (ALU_PIPE)."""
+        return self.op in ALU_PIPE
 
     @property
     def stall(self) -> int:

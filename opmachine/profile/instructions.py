@@ -1,5 +1,5 @@
 """The optional `[instructions]` table of a GPU profile: measured costs of warp instructions and
-shared-memory accesses (DESIGN.md "Operator machine": the issue server and the shared-memory server).
+shared-memory accesses (DESIGN.md "Operator machine": the issue server, the ALU pipe and the shared-memory server).
 
 Every cost is in SM cycles, measured with clock64() inside the kernels, and `clock_mhz` is the SM
 clock measured in the same run (clock64 cycles over globaltimer ns), so `cycle_ns` turns cycles into
@@ -18,7 +18,8 @@ from simdmodel.errors import InputError
 
 from .schema import Checker, describe, same_device_name
 
-__all__ = ["INSTRUCTION_KEYS", "INSTRUCTION_NOTES", "INSTRUCTION_RUN_KEYS", "InstructionCosts", "parse_instructions"]
+__all__ = ["INSTRUCTION_KEYS", "INSTRUCTION_NOTES", "INSTRUCTION_RUN_KEYS", "OPTIONAL_INSTRUCTION_KEYS", "InstructionCosts",
+           "parse_instructions"]
 
 INSTRUCTION_NOTES = {
     "clock_mhz": "measured: SM clock while measuring, clock64 cycles / globaltimer ns, median over the timed launches",
@@ -31,9 +32,12 @@ INSTRUCTION_NOTES = {
     "shared_conflict_cycles": "[k, SM cycles per warp-level 32-bit shared load] with k lanes on one bank, other words",
     "barrier_cycles": "one __syncthreads() in a 256-thread block, 8 such blocks per SM (the BFS kernels' configuration)",
     "block_scan_cycles": "one block-wide prefix sum of 256 ints as scan.cu does it, 8 blocks of 256 per SM",
+    "alu_per_cycle": "ALU-pipe warp instructions per cycle per sub-partition, every SM full of warps of independent LOP3s",
 }
 """What each key of [instructions] is: the profile writer puts it after the value as a comment."""
 INSTRUCTION_KEYS = tuple(INSTRUCTION_NOTES)
+OPTIONAL_INSTRUCTION_KEYS = ("alu_per_cycle",)
+"""Keys a table measured before they were added lacks (its costs then leave that server out)."""
 INSTRUCTION_RUN_KEYS = ("method", "device", "driver", "date", "command")
 """[instructions.provenance]: how the costs were measured and the run that measured them, all required."""
 
@@ -70,6 +74,7 @@ class InstructionCosts:
     shared_conflict_cycles: tuple[tuple[int, float], ...]
     barrier_cycles: float
     block_scan_cycles: float
+    alu_per_cycle: float = 0.0  # 0: not measured (no ALU-pipe server)
     provenance: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
@@ -85,6 +90,13 @@ class InstructionCosts:
         """ns per warp instruction for the whole GPU of `sms` SMs issuing at full rate:
         cycle_ns / (issue_per_cycle x sub_partitions x sms)."""
         return self.cycle_ns / (self.issue_per_cycle * self.sub_partitions * _positive_sms(sms))
+
+    def alu_ns_per_inst_gpu(self, sms: int) -> float:
+        """ns per ALU-pipe warp instruction for the whole GPU of `sms` SMs, every ALU pipe busy:
+        cycle_ns / (alu_per_cycle x sub_partitions x sms); 0 where the rate was not measured."""
+        if self.alu_per_cycle <= 0:
+            return 0.0
+        return self.cycle_ns / (self.alu_per_cycle * self.sub_partitions * _positive_sms(sms))
 
     def shared_ns_per_wavefront_gpu(self, sms: int) -> float:
         """ns per shared-memory wavefront for the whole GPU of `sms` SMs, every SM serving its own:
@@ -114,9 +126,10 @@ class InstructionCosts:
         return (self.shared_latency_cycles, self.shuffle_latency_cycles, self.barrier_cycles)
 
     def values(self) -> dict:
-        """The [instructions] keys (INSTRUCTION_KEYS) and their values, in order; the conflict
-        table as a list of [k, cycles] pairs."""
-        out = {key: getattr(self, key) for key in INSTRUCTION_KEYS}
+        """The [instructions] keys (INSTRUCTION_KEYS; an optional one only when measured) and their values, in
+        order; the conflict table as a list of [k, cycles] pairs."""
+        out = {key: getattr(self, key) for key in INSTRUCTION_KEYS
+               if key not in OPTIONAL_INSTRUCTION_KEYS or getattr(self, key) > 0}
         out["shared_conflict_cycles"] = [[k, c] for k, c in self.shared_conflict_cycles]
         return out
 
@@ -157,7 +170,8 @@ def _conflict_table(check: Checker, value, key: str, warp_size: int) -> tuple[tu
 def parse_instructions(check: Checker, table, device_name: str, warp_size: int) -> InstructionCosts:
     """The InstructionCosts of an [instructions] table; every mistake is `check.fail` naming the key."""
     table = check.table(table, "instructions")
-    check.keys(table, "instructions", INSTRUCTION_KEYS + ("provenance",))
+    required = tuple(key for key in INSTRUCTION_KEYS if key not in OPTIONAL_INSTRUCTION_KEYS)
+    check.keys(table, "instructions", required + ("provenance",), OPTIONAL_INSTRUCTION_KEYS)
     values = {"clock_mhz": _bounded(check, table["clock_mhz"], "instructions.clock_mhz", MAX_CLOCK_MHZ, " MHz")}
     sub = check.positive_int(table["sub_partitions"], "instructions.sub_partitions")
     if sub > MAX_SUB_PARTITIONS:
@@ -165,6 +179,9 @@ def parse_instructions(check: Checker, table, device_name: str, warp_size: int) 
     values["sub_partitions"] = sub
     values["issue_per_cycle"] = _bounded(check, table["issue_per_cycle"], "instructions.issue_per_cycle",
                                          MAX_ISSUE_PER_CYCLE, " warp instructions a cycle per sub-partition")
+    if "alu_per_cycle" in table:
+        values["alu_per_cycle"] = _bounded(check, table["alu_per_cycle"], "instructions.alu_per_cycle",
+                                           MAX_ISSUE_PER_CYCLE, " ALU-pipe warp instructions a cycle per sub-partition")
     for key in _CYCLE_KEYS:
         values[key] = _bounded(check, table[key], f"instructions.{key}", MAX_CYCLES, " cycles")
     conflicts = _conflict_table(check, table["shared_conflict_cycles"], "instructions.shared_conflict_cycles",
