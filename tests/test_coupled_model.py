@@ -148,8 +148,9 @@ def _launch_sectors_are_its_work(graph, work, layout, trace, queue_in, queue_out
         assert status == stored
         if work.phase != "contract-expand":
             kept = int(np.count_nonzero(flags & KEPT))
+            # a fused lookup's pieces append after the `start` entries the launch before them stored
             assert sectors_of(trace, OP, *within(layout, queue_out)) == \
-                array_sectors(layout, queue_out, range(start + kept))
+                array_sectors(layout, queue_out, range(start, start + kept))
     if work.phase in ("expand", "expand-contract"):
         assert sectors_of(trace, ANI, *within(layout, queue_in)) == array_sectors(layout, queue_in, range(entries.size))
         assert sectors_of(trace, ERL) == array_sectors(layout, "row_start", np.concatenate((entries, entries + 1)))

@@ -155,7 +155,10 @@ def test_spreading_small_launches_lists_lifts_hybrid_past_40_percent_of_the_boun
         assert (launches[f"predicted_{column}"] == launches[column]).all(), column
     times = pd.read_csv(run / "pooled" / "time.csv")
     skewed = times[times["graph"].str.match(r"(rmat|kron)") & times["kernel"].isin(["two-phase", "hybrid"])]
-    assert len(skewed) == 12 and skewed["error"].abs().max() <= 0.06
+    # within 7% on every source (the claim build's lookups have no [bitmask] bound: it stores no bytes)
+    assert len(skewed) == 12 and skewed["error"].abs().max() <= 0.07
+    # the predicted best coupling is the measured one (hybrid) on every graph
+    assert summary["best_coupling_agreement"] == 1.0
     deep = pd.read_csv(run / "deep" / "pooled" / "time.csv")  # no list of theirs is longer than 1024: nothing spreads
     assert len(deep) == 36 and deep["error"].abs().max() <= 0.10 and deep["level_mape"].max() <= 0.10
 
@@ -175,6 +178,7 @@ def test_spreading_lifts_hybrid_on_an_h100_too_and_the_queues_stay_exact():
     times = pd.read_csv(run / "pooled" / "time.csv")
     skewed = times[times["graph"].str.match(r"(rmat|kron)") & times["kernel"].isin(["two-phase", "hybrid"])]
     assert len(skewed) == 12 and skewed["error"].abs().max() <= 0.07
+    assert summary["best_coupling_agreement"] == 1.0
 
 
 def test_the_claim_build_is_predicted_as_closely_on_an_h100():

@@ -7,6 +7,7 @@ import dataclasses
 import tomllib
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -135,6 +136,21 @@ def test_a_measured_bitmask_only_adds_time_to_a_coupled_bfs():
     longer = with_rates["predicted_ns"].to_numpy() > without["predicted_ns"].to_numpy() + 1e-6
     assert (longer == bound).all()
     assert np.allclose(with_rates["predicted_ns"][~bound], without["predicted_ns"][~bound])
+
+
+def test_the_claim_build_makes_no_byte_stores_so_its_lookups_have_no_bitmask_bound():
+    # it sets its bits with an atomic OR (status_lookup.cuh, BITMASK_CLAIM), which the section did not measure:
+    # its prediction is the one without the section, launch by launch. Here two contractions of the plain build
+    # are bound by the section's rate at the claim build's share of storing lookups.
+    graph = sm.load_graph("random:n=20000,m=60000")
+    source = sm.pick_sources(graph, 1, 1)[0]
+    h200, two_phase = load_profile("h200"), parse_coupling("two-phase")
+    claim = predict_coupled_bfs(graph, source, two_phase, h200, claim=True)
+    without = predict_coupled_bfs(graph, source, two_phase, dataclasses.replace(h200, bitmask=None), claim=True)
+    assert (claim["bottleneck"] != BITMASK).all()
+    pd.testing.assert_series_equal(claim["predicted_ns"], without["predicted_ns"])
+    plain = predict_coupled_bfs(graph, source, two_phase, h200)
+    assert (plain["bottleneck"] == BITMASK).sum() >= 1
 
 
 def test_a_measuring_record_becomes_the_section_row_by_row():
