@@ -81,10 +81,13 @@ __device__ __forceinline__ void im_keep(unsigned value, unsigned* __restrict__ s
     if (value == 0x9E3779B9u) sink[0] = value;
 }
 
-template <int CHAINS>
+// CHAINS independent chains a thread: of adds (x += x), or with LOGIC of three-input xors of the chain and
+// two registers (lop3.b32, the ALU pipe's alone).
+template <int CHAINS, bool LOGIC = false>
 __device__ __forceinline__ void im_alu(long long* __restrict__ records, long long steps, int ways,
                                        unsigned* __restrict__ sink) {
     unsigned x[CHAINS];
+    const unsigned y = threadIdx.x * 2654435761u, z = (unsigned)ways * 40503u;
 #pragma unroll
     for (int c = 0; c < CHAINS; ++c) x[c] = threadIdx.x * (unsigned)ways + 977u * c;
     const ImStart start = im_start();
@@ -93,7 +96,10 @@ __device__ __forceinline__ void im_alu(long long* __restrict__ records, long lon
 #pragma unroll
         for (int u = 0; u < IM_ALU_UNROLL; ++u) {
 #pragma unroll
-            for (int c = 0; c < CHAINS; ++c) asm volatile("add.u32 %0, %0, %0;" : "+r"(x[c]));
+            for (int c = 0; c < CHAINS; ++c) {
+                if (LOGIC) asm volatile("lop3.b32 %0, %0, %1, %2, 0x96;" : "+r"(x[c]) : "r"(y), "r"(z));
+                else asm volatile("add.u32 %0, %0, %0;" : "+r"(x[c]));
+            }
         }
     }
     im_stop(start, records);
@@ -115,24 +121,7 @@ im_alu_8(long long* records, long long steps, int ways, unsigned* sink) {
 
 extern "C" __global__ void __launch_bounds__(BFS_BLOCK, BFS_MIN_BLOCKS)
 im_lop_8(long long* records, long long steps, int ways, unsigned* sink) {
-    unsigned x[8];
-    const unsigned y = threadIdx.x * 2654435761u, z = (unsigned)ways * 40503u;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) x[c] = threadIdx.x * (unsigned)ways + 977u * c;
-    const ImStart start = im_start();
-#pragma unroll 1
-    for (long long s = 0; s < steps; ++s) {
-#pragma unroll
-        for (int u = 0; u < IM_ALU_UNROLL; ++u) {
-#pragma unroll
-            for (int c = 0; c < 8; ++c) asm volatile("lop3.b32 %0, %0, %1, %2, 0x96;" : "+r"(x[c]) : "r"(y), "r"(z));
-        }
-    }
-    im_stop(start, records);
-    unsigned acc = 0;
-#pragma unroll
-    for (int c = 0; c < 8; ++c) acc ^= x[c];
-    im_keep(acc, sink);
+    im_alu<8, true>(records, steps, ways, sink);
 }
 
 extern "C" __global__ void __launch_bounds__(BFS_BLOCK, BFS_MIN_BLOCKS)
