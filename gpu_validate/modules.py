@@ -19,7 +19,7 @@ FIXED_SOURCES = {"topo": ("topo.cu", "bfs_topo"), "compact": ("compact.cu", "bfs
                  "hold": ("hold.cu", "hold_until"), "empty": ("hold.cu", "empty_launch"),
                  "spin": ("hold.cu", "spin_cycles"), "gather": ("gather.cu", "gather_random"),
                  "atomic-same": ("atomics.cu", "atomic_same"), "chase": ("atomics.cu", "chase"),
-                 "bitmask-rmw": ("bitmask.cu", "bitmask_rmw")}
+                 "bitmask-rmw": ("bitmask.cu", "bitmask_rmw"), "bitmask-or": ("bitmask.cu", "bitmask_or")}
 
 
 def cuda_dir() -> Path:
@@ -73,7 +73,7 @@ def _module(file_name: str, instrumented: bool, expressions: tuple[str, ...], de
 
 
 def function(name: str, instrumented: bool = False):
-    """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty`, `spin`, `gather`, `atomic-same`, `chase` or `bitmask-rmw`."""
+    """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty`, `spin`, `gather`, `atomic-same`, `chase`, `bitmask-rmw` or `bitmask-or`."""
     file_name, entry = FIXED_SOURCES[name]
     return _module(file_name, instrumented, ()).get_function(entry)
 

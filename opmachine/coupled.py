@@ -97,7 +97,7 @@ class CoupledPredictor:
         path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
                                                                     critical)
         latency = waited.sum(axis=0) + atomic_wait_ns(trace, atomics.values(), profile)
-        mask_ns = None if self.claim else bitmask_lookup_ns(trace, work.flags, graph.n, profile)
+        mask_ns = bitmask_lookup_ns(trace, work.flags, graph.n, profile, self.claim)
         memory_ns, bottleneck = launch_time(jobs, sectors, latency, hot, critical, path,
                                             counter_atomics(trace, atomics.values(), profile.physical_warps), mask_ns)
         fields = dict(zip(SERVER_FIELDS, counts.sum(axis=0)))
@@ -122,8 +122,8 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: 
     `coupled_launches` and its predicted time (TIME_COLUMNS); QueueOverflow where a queue would outgrow
     its slots. `claim`: the GPU's claim build (only the claiming lane sets its bitmask bit, with an atomic OR at
     the L2; its instructions are counted from the default build's listing, which differs in that one store).
-    It makes no byte stores into the bitmask, so its lookups have no `[bitmask]` bound (`bitmask_lookup_ns`:
-    that rate was measured with byte stores, which hold up the reads of the lines they store into). `spread`:
+    It makes no byte stores into the bitmask, so its lookups are bound by the `[bitmask]` rate measured with
+    atomic ORs (`per_ns_or`), not the byte stores' (none where the profile lacks it). `spread`:
     small launches leave lists longer than a warp as pieces (`simdmodel.couplings.big_list`)."""
     predictor = CoupledPredictor(graph, coupling, profile, claim)
     table = coupled_launches(graph, int(source), coupling, predictor.grid, predictor.resident_threads,
@@ -173,17 +173,18 @@ def atomic_wait_ns(trace, on_counters, profile) -> np.ndarray | float:
     return np.bincount(trace.warp[which] % slots, weights=latency.extra_ns(sectors), minlength=slots)
 
 
-def bitmask_lookup_ns(trace, flags: np.ndarray, n: int, profile) -> np.ndarray | None:
+def bitmask_lookup_ns(trace, flags: np.ndarray, n: int, profile, atomic_or: bool = False) -> np.ndarray | None:
     """Per warp slot (`critical.launch_slots`), the ns of a coupled launch's bitmask lookups at the GPU-wide
     rate the profile measured (`[bitmask]`) for a bitmask of n / 8 bytes with the launch's fraction of lookups
-    storing their byte back, shared out by the slots' bitmask reads (NF1 jobs); None without a [bitmask]
-    section or a lookup."""
+    storing their byte back (`atomic_or`: setting their bit with an atomic OR, the claim build, at the
+    section's `per_ns_or`), shared out by the slots' bitmask reads (NF1 jobs); None without a [bitmask]
+    section (or its `per_ns_or`, for `atomic_or`) or a lookup."""
     rates = getattr(profile, "bitmask", None)
     reads = int(np.count_nonzero(flags & MASK_READ)) if flags.size else 0
-    if rates is None or reads == 0:
+    if rates is None or reads == 0 or (atomic_or and not rates.per_ns_or):
         return None
     writes = int(np.count_nonzero(flags & MASK_WRITE))
-    total_ns = reads / rates.at(max(-(-n // 8), 1), writes / reads)
+    total_ns = reads / rates.at(max(-(-n // 8), 1), writes / reads, atomic_or)
     slots = launch_slots(trace.warps, profile.physical_warps)
     per_slot = np.bincount(trace.warp[trace.server == NF1] % slots, minlength=slots).astype(np.float64)
     return per_slot * (total_ns / max(per_slot.sum(), 1.0))

@@ -26,9 +26,11 @@ from test_profile import GPU_FIELDS, naive_dumps
 
 RUN = {"device": "Tesla K40c", "driver": "580.159.04", "date": "2026-11-26",
        "command": "python -m gpu_validate.bitmask --gpu k40c --write k40c.toml"}
-# Two sizes x three write fractions: 1 / rate is 0.01, 0.05, 0.09 ns at 1 KiB and half that at 4 KiB.
+# Two sizes x three write fractions: 1 / rate is 0.01, 0.05, 0.09 ns at 1 KiB and half that at 4 KiB; with
+# atomic ORs for stores 0.01, 0.02, 0.03 ns and half that.
 RATES = BitmaskRates(sizes=(1024, 4096), write_fractions=(0.0, 0.5, 1.0),
-                     per_ns=(100.0, 20.0, 1 / 0.09, 200.0, 40.0, 2 / 0.09), provenance=RUN)
+                     per_ns=(100.0, 20.0, 1 / 0.09, 200.0, 40.0, 2 / 0.09),
+                     per_ns_or=(100.0, 50.0, 1 / 0.03, 200.0, 100.0, 2 / 0.03), provenance=RUN)
 TEXT = render_gpu_profile(label="x.toml", bitmask=RATES, **GPU_FIELDS)
 
 
@@ -37,6 +39,9 @@ def test_the_time_of_a_lookup_is_linear_in_the_write_fraction_and_in_log_size():
     assert 1 / RATES.at(1024, 0.25) == pytest.approx(0.03)  # halfway between 0.01 and 0.05 ns
     assert 1 / RATES.at(2048, 0.0) == pytest.approx(0.0075)  # halfway in log2 between 0.01 and 0.005 ns
     assert RATES.at(16, 0.5) == pytest.approx(20.0) and RATES.at(1 << 40, 0.5) == pytest.approx(40.0)
+    assert 1 / RATES.at(1024, 0.25, atomic_or=True) == pytest.approx(0.015)  # the atomic ORs' grid
+    with pytest.raises(InputError, match="no per_ns_or"):
+        dataclasses.replace(RATES, per_ns_or=()).at(1024, 0.5, atomic_or=True)
     for size, fraction in ((0, 0.5), (1.5, 0.5), (True, 0.5), (1024, -0.1), (1024, 1.5)):
         with pytest.raises(InputError):
             RATES.at(size, fraction)
@@ -45,6 +50,9 @@ def test_the_time_of_a_lookup_is_linear_in_the_write_fraction_and_in_log_size():
 def test_the_section_loads_back_as_written_and_names_its_run(tmp_path):
     profile = load_profile(str(write(tmp_path, TEXT)))
     assert profile.bitmask == RATES
+    before = naive_dumps({**(doc := tomllib.loads(TEXT)), "bitmask": {k: v for k, v in doc["bitmask"].items()
+                                                                     if k != "per_ns_or"}})
+    assert load_profile(str(write(tmp_path, before, "before.toml"))).bitmask == dataclasses.replace(RATES, per_ns_or=())
     assert profile.field_provenance("bitmask.per_ns")["command"] == RUN["command"]
     assert load_profile("k40c").bitmask is None and load_profile("k40c").field_provenance("bitmask") == {}
     h100 = load_profile("h100").bitmask
@@ -53,6 +61,7 @@ def test_the_section_loads_back_as_written_and_names_its_run(tmp_path):
 
 CASES = [
     ("short", rep("per_ns = [100", "per_ns = [100, 1"), r"bitmask.per_ns: has 7 values for the 6 of"),
+    ("short or", rep("per_ns_or = [100", "per_ns_or = [100, 1"), r"bitmask.per_ns_or: has 7 values for the 6 of"),
     ("fraction", rep("write_fractions = [0, 0.5, 1]", "write_fractions = [0, 0.5, 1.5]"),
      r"bitmask.write_fractions\[2\]: must be in 0..1, got 1.5"),
     ("order", rep("sizes = [1024, 4096]", "sizes = [4096, 1024]"), r"bitmask.sizes\[1\]: must be larger"),
@@ -121,6 +130,10 @@ def test_a_launchs_lookup_time_is_its_reads_at_the_rate_of_its_write_fraction_sh
     trace = JobTrace(server=np.array([NF1, NF1, NF1, NF1, 0], dtype=np.int8), warp=np.array([0, 1, 1, 1, 0]),
                      ptr=np.arange(6), sectors=np.zeros(5, dtype=np.int32), warps=2)
     assert bitmask_lookup_ns(trace, flags, 8192, profile) == pytest.approx([0.05, 0.15])
+    # the claim build's atomic ORs: 4 x 0.02 ns; none where the section has no such rates
+    assert bitmask_lookup_ns(trace, flags, 8192, profile, atomic_or=True) == pytest.approx([0.02, 0.06])
+    without_or = dataclasses.replace(profile, bitmask=dataclasses.replace(RATES, per_ns_or=()))
+    assert bitmask_lookup_ns(trace, flags, 8192, without_or, atomic_or=True) is None
     assert bitmask_lookup_ns(trace, np.zeros(0, dtype=np.uint8), 8192, profile) is None
     assert bitmask_lookup_ns(trace, flags, 8192, dataclasses.replace(profile, bitmask=None)) is None
 
@@ -138,28 +151,35 @@ def test_a_measured_bitmask_only_adds_time_to_a_coupled_bfs():
     assert np.allclose(with_rates["predicted_ns"][~bound], without["predicted_ns"][~bound])
 
 
-def test_the_claim_build_makes_no_byte_stores_so_its_lookups_have_no_bitmask_bound():
-    # it sets its bits with an atomic OR (status_lookup.cuh, BITMASK_CLAIM), which the section did not measure:
-    # its prediction is the one without the section, launch by launch. Here two contractions of the plain build
-    # are bound by the section's rate at the claim build's share of storing lookups.
+def test_the_claim_builds_lookups_are_bound_by_the_atomic_or_rates_not_the_byte_stores():
+    # it sets its bits with an atomic OR (status_lookup.cuh, BITMASK_CLAIM): the section's per_ns_or, never the
+    # byte stores' per_ns (the claim build makes none); without per_ns_or no bound. Here two contractions of the
+    # claim build would be bound at the byte stores' rate.
     graph = sm.load_graph("random:n=20000,m=60000")
     source = sm.pick_sources(graph, 1, 1)[0]
     h200, two_phase = load_profile("h200"), parse_coupling("two-phase")
+    rates = h200.bitmask
+    byte_rates_only = dataclasses.replace(h200, bitmask=dataclasses.replace(rates, per_ns_or=()))
+    none = predict_coupled_bfs(graph, source, two_phase, dataclasses.replace(h200, bitmask=None), claim=True)
+    pd.testing.assert_series_equal(predict_coupled_bfs(graph, source, two_phase, byte_rates_only, claim=True)
+                                   ["predicted_ns"], none["predicted_ns"])
+    as_bytes = dataclasses.replace(h200, bitmask=dataclasses.replace(rates, per_ns_or=rates.per_ns))
+    assert (predict_coupled_bfs(graph, source, two_phase, as_bytes, claim=True)["bottleneck"] == BITMASK).sum() >= 2
     claim = predict_coupled_bfs(graph, source, two_phase, h200, claim=True)
-    without = predict_coupled_bfs(graph, source, two_phase, dataclasses.replace(h200, bitmask=None), claim=True)
-    assert (claim["bottleneck"] != BITMASK).all()
-    pd.testing.assert_series_equal(claim["predicted_ns"], without["predicted_ns"])
-    plain = predict_coupled_bfs(graph, source, two_phase, h200)
-    assert (plain["bottleneck"] == BITMASK).sum() >= 1
+    assert (claim["predicted_ns"] >= none["predicted_ns"] - 1e-6).all()
 
 
 def test_a_measuring_record_becomes_the_section_row_by_row():
     from gpu_validate.bitmask import bitmask_rates
 
-    rows = [{"bytes": size, "write_fraction": fraction, "per_ns": rate}
-            for (size, fraction), rate in zip([(s, f) for s in RATES.sizes for f in RATES.write_fractions],
-                                              RATES.per_ns)]
+    cells = [(s, f) for s in RATES.sizes for f in RATES.write_fractions]
+    rows = [{"stores": how, "bytes": size, "write_fraction": fraction, "per_ns": rate}
+            for how, rates in (("byte", RATES.per_ns), ("or", RATES.per_ns_or))
+            for (size, fraction), rate in zip(cells, rates)]
     assert bitmask_rates({**RUN, "lookups": rows}) == RATES
+    # a record from before the atomic ORs were measured: its rows say nothing of how they store
+    before = [{k: v for k, v in row.items() if k != "stores"} for row in rows if row["stores"] == "byte"]
+    assert bitmask_rates({**RUN, "lookups": before}) == dataclasses.replace(RATES, per_ns_or=())
 
 
 @pytest.mark.parametrize("argv, message", [([], "error: "), (["--repeats", "0"], "--repeats must be at least 1")])

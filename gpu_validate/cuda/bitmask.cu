@@ -20,8 +20,11 @@ __device__ __forceinline__ unsigned load_byte_ca(const unsigned char* p) {
     return v;
 }
 
-extern "C" __global__ void bitmask_rmw(unsigned char* table, unsigned mask, int per_thread, unsigned seed,
-                                       unsigned threshold, int* out) {
+// ATOMIC_OR: the storing lookups set their bit with an atomic OR on the bitmask's 32-bit word instead (the
+// couplings' claim build, `status_lookup.cuh` with BITMASK_CLAIM): no byte is stored, the L2 does the OR.
+template <bool ATOMIC_OR>
+__device__ __forceinline__ void bitmask_lookups(unsigned char* table, unsigned mask, int per_thread, unsigned seed,
+                                                unsigned threshold, int* out) {
     unsigned x = seed ^ ((blockIdx.x * blockDim.x + threadIdx.x) * 0x9E3779B9u);
     unsigned sum = 0;
     for (int k = 0; k < per_thread; k += 4) {
@@ -33,8 +36,22 @@ extern "C" __global__ void bitmask_rmw(unsigned char* table, unsigned mask, int 
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             sum += byte[j];
-            if ((next_draw(&x) & 1023u) < threshold) table[at[j]] = (unsigned char)(byte[j] | (1u << (at[j] & 7)));
+            if ((next_draw(&x) & 1023u) < threshold) {
+                const unsigned bit = 1u << (at[j] & 7);
+                if (ATOMIC_OR) atomicOr((unsigned*)(table + (at[j] & ~3u)), bit << (8 * (at[j] & 3)));
+                else table[at[j]] = (unsigned char)(byte[j] | bit);
+            }
         }
     }
     if (sum == 0xffffffffu) out[0] = (int)sum;
+}
+
+extern "C" __global__ void bitmask_rmw(unsigned char* table, unsigned mask, int per_thread, unsigned seed,
+                                       unsigned threshold, int* out) {
+    bitmask_lookups<false>(table, mask, per_thread, seed, threshold, out);
+}
+
+extern "C" __global__ void bitmask_or(unsigned char* table, unsigned mask, int per_thread, unsigned seed,
+                                      unsigned threshold, int* out) {
+    bitmask_lookups<true>(table, mask, per_thread, seed, threshold, out);
 }

@@ -266,8 +266,9 @@ _MEASURED = {  # table -> (what it holds, its integer-valued arrays, the comment
     "bitmask": (BitmaskRates, ("sizes",),
                 "[bitmask]: status lookups a nanosecond over the whole GPU that read a random byte of a bitmask of "
                 "`sizes` bytes (ld.global.ca, four in flight a thread, every SM full) and store it back with the "
-                "probability `write_fractions`; per_ns row by row (one row a size), median over repeats; "
-                "opmachine.profile.bitmask says how the model uses it."),
+                "probability `write_fractions`; per_ns row by row (one row a size), median over repeats; per_ns_or "
+                "the same with an atomic OR on the word for a store; opmachine.profile.bitmask says how the model "
+                "uses it."),
     "atomic_latency": (AtomicLatency, ("lanes",),
                        "[atomic_latency]: one warp's dependent accesses along a random cycle of an L2-resident table, "
                        "`lanes` lanes (sectors) a step: ns per step of failing compare-and-swaps (swap_ns) and of "
