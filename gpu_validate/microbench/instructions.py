@@ -196,9 +196,8 @@ def derive(raw: pd.DataFrame, sub_partitions: int) -> dict:
     """The [instructions] values (all but provenance) from a raw table: for each (test, ways) the
     median of cycles_per_op over its repeats; issue_per_cycle = 1 / (issue's median x
     sub_partitions), alu_per_cycle the same of alu_pipe's; shared_cycles_per_wavefront = the shared
-    median at k = 1; clock_mhz = the median
-    over every row of 1000 x cycles / ns. 6 significant digits. InputError when a test is missing (but for
-    OPTIONAL_TESTS) or the shared test lacks k = 1 or a conflict."""
+    median at k = 1; clock_mhz = the median over every row of 1000 x cycles / ns. 6 significant digits.
+    InputError when a test is missing (but for OPTIONAL_TESTS) or the shared test lacks k = 1 or a conflict."""
     raw = check_raw(raw)
     if isinstance(sub_partitions, bool) or not isinstance(sub_partitions, int) or sub_partitions < 1:
         raise InputError(f"sub_partitions must be an integer >= 1, got {sub_partitions!r}")
@@ -265,7 +264,8 @@ def summary(values: dict) -> list[str]:
     """Console lines: the measured numbers."""
     ways = ", ".join(f"{k}: {c:g}" for k, c in values["shared_conflict_cycles"])
     return [f"SM clock {values['clock_mhz']:g} MHz; issue {values['issue_per_cycle']:g} warp instructions a cycle "
-            f"per sub-partition ({values['sub_partitions']} per SM), ALU pipe {values['alu_per_cycle']:g}",
+            f"per sub-partition ({values['sub_partitions']} per SM)"
+            + (f", ALU pipe {values['alu_per_cycle']:g}" if "alu_per_cycle" in values else ""),
             f"latency in cycles: alu {values['alu_latency_cycles']:g}, shuffle {values['shuffle_latency_cycles']:g}, "
             f"shared load {values['shared_latency_cycles']:g}",
             f"shared: {values['shared_cycles_per_wavefront']:g} SM cycles per wavefront; k-way conflicts {ways}",

@@ -18,8 +18,8 @@ from simdmodel.errors import InputError
 
 from .schema import Checker, describe, same_device_name
 
-__all__ = ["INSTRUCTION_KEYS", "INSTRUCTION_NOTES", "INSTRUCTION_RUN_KEYS", "OPTIONAL_INSTRUCTION_KEYS", "InstructionCosts",
-           "parse_instructions"]
+__all__ = ["INSTRUCTION_KEYS", "INSTRUCTION_NOTES", "INSTRUCTION_RUN_KEYS", "OPTIONAL_INSTRUCTION_KEYS",
+           "InstructionCosts", "parse_instructions"]
 
 INSTRUCTION_NOTES = {
     "clock_mhz": "measured: SM clock while measuring, clock64 cycles / globaltimer ns, median over the timed launches",
