@@ -65,10 +65,10 @@ class _QueueSlots:
 class CoupledPredictor:
     """The predicted time of one coupled BFS, launch by launch, as `coupled_launches` runs it: pass `observe`
     as its `observe` (with `grid` and `resident_threads` as its own), then `times()` has a row of
-    TIME_COLUMNS per launch. `claim`: of the claim build (see `predict_coupled_bfs`)."""
+    TIME_COLUMNS per launch."""
 
-    def __init__(self, graph, coupling: Coupling, profile, claim: bool = False):
-        self.graph, self.profile, self.claim = graph, profile, claim
+    def __init__(self, graph, coupling: Coupling, profile):
+        self.graph, self.profile = graph, profile
         self.grid = profile.full_wave_grid(DEFAULT_BLOCK)
         self.resident_threads = self.grid * DEFAULT_BLOCK
         self.layout = coupled_layout_for(graph.n, graph.m)
@@ -97,7 +97,7 @@ class CoupledPredictor:
         path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
                                                                     critical)
         latency = waited.sum(axis=0) + atomic_wait_ns(trace, atomics.values(), profile)
-        mask_ns = bitmask_lookup_ns(trace, work.flags, graph.n, profile, self.claim)
+        mask_ns = bitmask_lookup_ns(trace, work.flags, graph.n, profile, work.atomic_or)
         memory_ns, bottleneck = launch_time(jobs, sectors, latency, hot, critical, path,
                                             counter_atomics(trace, atomics.values(), profile.physical_warps), mask_ns)
         fields = dict(zip(SERVER_FIELDS, counts.sum(axis=0)))
@@ -123,9 +123,9 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: 
     its slots. `claim`: the GPU's claim build (only the claiming lane sets its bitmask bit, with an atomic OR at
     the L2; its instructions are counted from the default build's listing, which differs in that one store).
     It makes no byte stores into the bitmask, so its lookups are bound by the `[bitmask]` rate measured with
-    atomic ORs (`per_ns_or`), not the byte stores' (none where the profile lacks it). `spread`:
+    atomic ORs (`per_ns_or`; `LaunchWork.atomic_or`), not the byte stores' (none where the profile lacks it). `spread`:
     small launches leave lists longer than a warp as pieces (`simdmodel.couplings.big_list`)."""
-    predictor = CoupledPredictor(graph, coupling, profile, claim)
+    predictor = CoupledPredictor(graph, coupling, profile)
     table = coupled_launches(graph, int(source), coupling, predictor.grid, predictor.resident_threads,
                              observe=predictor.observe, claim=claim, spread=spread)
     table = table[table["phase"] != "setup"].reset_index(drop=True)

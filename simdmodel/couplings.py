@@ -57,7 +57,7 @@ import pandas as pd
 from .errors import InputError
 from .frontier import bfs, check_source
 from .graph import CSRGraph
-from .lookup import MODES, NO_FLAGS, STATUS_ACCESSES, TILE, WARP, edge_frontier, lookup_launch, status_arrays
+from .lookup import ATOMIC, MODES, NO_FLAGS, STATUS_ACCESSES, TILE, WARP, edge_frontier, lookup_launch, status_arrays
 
 COUPLINGS = ("expand-contract", "contract-expand", "two-phase", "hybrid")
 COUPLING_MODES = ("label", "warp", "history", "atomic")
@@ -133,7 +133,8 @@ class LaunchWork:
     vertices whose lists it gathers (a `pieces` launch: the long lists; an expanding launch: all it
     expands, the long ones left as pieces), where each gathered list starts in its output queue (-1 for
     none: a fused lookup enqueues survivors instead), and the ids it looks up with their accesses
-    (`simdmodel.lookup.ACCESS_FLAGS`)."""
+    (`simdmodel.lookup.ACCESS_FLAGS`), and whether those lookups store with atomic ORs (the claim build's atomic
+    lookup: only the claiming lane sets its bit) rather than byte stores."""
 
     level: int
     phase: str
@@ -143,6 +144,7 @@ class LaunchWork:
     looked_up: np.ndarray = field(default_factory=_no_ids)
     flags: np.ndarray = field(default_factory=lambda: NO_FLAGS)
     big_list: int = BIG_LIST  # an expanding launch's: lists longer than this left as pieces (`big_list`)
+    atomic_or: bool = False
 
 
 @dataclass(frozen=True)
@@ -284,9 +286,11 @@ def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int
     def starts(lists):  # where each list begins in the queue the launch gathers it into
         return list_starts(degrees[lists])
 
+    atomic_or = bool(claim) and coupling.mode_index >= ATOMIC  # lookup_launch's claims
+
     def tell(level, phase, **work):
         if observe is not None:
-            observe(LaunchWork(level, phase, **work))
+            observe(LaunchWork(level, phase, atomic_or=atomic_or, **work))
 
 
     def record(level, phase, queue_size, out_size, words):

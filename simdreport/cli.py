@@ -392,8 +392,7 @@ def _run_couplings(args) -> int:
     def observer(coupling, source):  # --time: the operator machine follows each BFS as it runs
         from opmachine.coupled import CoupledPredictor
 
-        predictors[coupling.label, source] = predictor = CoupledPredictor(graph, coupling, profile,
-                                                                          args.bitmask_stores == "claim")
+        predictors[coupling.label, source] = predictor = CoupledPredictor(graph, coupling, profile)
         return predictor.observe
 
     summary, launches = coupling_summary(graph, sources, couplings, grid, grid * DEFAULT_BLOCK,

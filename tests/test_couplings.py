@@ -118,6 +118,13 @@ def test_the_claim_build_runs_the_same_queues_with_one_bitmask_store_per_claim(c
         assert claim["mask_write"].tolist() == claim["label_write"].tolist()  # the claims, the host's set-up aside
         # the lane that claims a vertex is the same in both builds; the plain one also stores where a claim fails
         assert claim["mask_write"].sum() <= plain["mask_write"].sum()
+    # each launch tells the model how its lookups store: atomic ORs in the claim build's atomic lookup only
+    seen = []
+    for mode in ("atomic", "history"):
+        for claim in (False, True):
+            coupled_launches(graph, source, Coupling("two-phase", mode), grid, RESIDENT, claim=claim,
+                             observe=lambda work: seen.append((mode, claim, work.atomic_or)))
+    assert {(mode, claim) for mode, claim, atomic_or in seen if atomic_or} == {("atomic", True)}
 
 
 @settings(max_examples=40, deadline=None)

@@ -53,15 +53,10 @@ class KernelCode:
     counts: np.ndarray
     stall_cycles: np.ndarray
     waits: np.ndarray
+    alu_pipe: np.ndarray
     fallbacks: tuple[tuple[str, str], ...] = ()
     """(event, the event whose trips stand in for it where the launch's trips lack it): the round loop's
     preheader (`blocks.ENTERED`) where the lanes are not counted."""
-    alu_pipe: np.ndarray | None = None
-    """ALU-pipe instructions per trip of each event (None: all zero)."""
-
-    def __post_init__(self):
-        if self.alu_pipe is None:
-            object.__setattr__(self, "alu_pipe", np.zeros(len(self.events)))
 
     def row(self, event: str) -> int:
         return self.events.index(event)
@@ -179,7 +174,7 @@ def code_from_listing(listing, arch: str) -> KernelCode:
     fallbacks = tuple(dict.fromkeys((b.event, b.fallback) for b in blocks if b.fallback))
     if len({event for event, _ in fallbacks}) != len(fallbacks):
         raise InputError(f"{listing.kernel}: the round loop's preheader sits in two different trip events")
-    return KernelCode(listing.kernel, arch, events, counts, stalls, waits, fallbacks, alu)
+    return KernelCode(listing.kernel, arch, events, counts, stalls, waits, alu, fallbacks)
 
 
 @functools.cache
