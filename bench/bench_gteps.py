@@ -11,15 +11,16 @@ lookup per traversed edge at the profile's measured [gather] rate), each kernel'
 and its speed relative to the fastest kernel on that graph.
 
     python bench/bench_gteps.py [--graphs SPEC;SPEC] [--kernels scan,sm-32,swc] [--sources 8]
-        [--repeats 3] [--bitmask-stores plain,claim] [--spread on,off] [--gpu PROFILE] [--json OUT]
+        [--repeats 3] [--bitmask-stores claim,plain] [--spread on,off] [--gpu PROFILE] [--json OUT]
 
 The kernels: `topo`, the mappings of the two-launch BFS (`sm-S`, `ws`, `scan`, `swc`), and seed
 001's couplings (`expand-contract`, `contract-expand`, `two-phase`, `hybrid`, each with an optional
 lookup mode: `hybrid-history`). `--bitmask-stores` times each coupling in each of the named builds
-(`gpu_validate.modules.BITMASK_STORES`; a row's `bitmask_stores`): `claim` has only the lane that claims
-a vertex set its bitmask bit. `--spread` times each coupling with its launches of fewer CTAs than a
-full wave leaving lists longer than a warp as pieces (`on`, the default) and gathering lists of up to
-1024 edges themselves (`off`; a row's `spread`; `simdmodel.couplings.big_list`).
+(`gpu_validate.modules.BITMASK_STORES`; a row's `bitmask_stores`): `claim`, the default, has only the lane
+that claims a vertex set its bitmask bit, `plain` every lane that finds its bit unset store the byte.
+`--spread` times each coupling with its launches of fewer CTAs than a full wave leaving lists longer than
+a warp as pieces (`on`, the default) and gathering lists of up to 1024 edges themselves (`off`; a row's
+`spread`; `simdmodel.couplings.big_list`).
 """
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ def main(argv=None) -> int:
     parser.add_argument("--kernels", default=",".join(KERNELS))
     parser.add_argument("--sources", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--bitmask-stores", default="plain", help="comma-separated builds of the couplings' "
-                        "atomic lookup: plain (default), claim")
+    parser.add_argument("--bitmask-stores", default="claim", help="comma-separated builds of the couplings' "
+                        "atomic lookup: claim (default), plain")
     parser.add_argument("--spread", default="on", help="comma-separated: on (default), off: whether the "
                         "couplings' small launches spread lists longer than a warp over the grid as pieces")
     parser.add_argument("--gpu", default=None, help="profile (default: the one of this GPU)")
@@ -102,7 +103,7 @@ def main(argv=None) -> int:
               "sources)", flush=True)
         for row in (r for r in rows if r["graph"] == spec):
             row["vs_fastest"] = row["gteps"] / best
-            notes = [row["bitmask_stores"]] if row["bitmask_stores"] not in (None, "plain") else []
+            notes = [row["bitmask_stores"]] if row["bitmask_stores"] not in (None, "claim") else []
             notes += ["no spread"] if row["spread"] is False else []
             name = row["kernel"] + (f" ({', '.join(notes)})" if notes else "")
             print(f"  {name:>34} {row['gteps']:8.2f} GTEPS ({row['gteps_min']:.2f}..{row['gteps_max']:.2f}) "

@@ -9,9 +9,10 @@ its jobs give). Writes into DIR:
 - instructions.csv.gz: one row per launch (graph, kernel, source, launch, level, phase, the GPU kernel's
   name, measured and predicted inst_executed, shared_ld_inst, shared_st_inst);
 - summary.json: device, driver, date, command, `spread` (small launches spread lists longer than a warp
-  as pieces, `simdmodel.couplings.big_list`; false for a run recorded without it), and per (graph,
-  kernel, phase) the launches, the measured and predicted totals and their error, the per-launch errors'
-  median and range.
+  as pieces, `simdmodel.couplings.big_list`; false for a run recorded without it), `bitmask_stores` (the
+  kernels' default build, `modules.BITMASK_STORES`; a run recorded without it profiled the plain one,
+  and is predicted as such), and per (graph, kernel, phase) the launches, the measured and predicted
+  totals and their error, the per-launch errors' median and range.
 
     python -m gpu_validate.coupling_counters SPEC [SPEC ...] [--kernels K,K] [--out DIR]
     python -m gpu_validate.coupling_counters --measured DIR     (the model again, no GPU)
@@ -44,12 +45,14 @@ def profile_launches(spec: str, label: str, source: int) -> pd.DataFrame:
     return table[["kernel_name", *COUNTS]]
 
 
-def predicted_launches(graph, label: str, source: int, profile, spread: bool = True) -> pd.DataFrame:
-    """The model's launches of the same BFS: level, phase and the instruction counts of their listings."""
+def predicted_launches(graph, label: str, source: int, profile, spread: bool = True,
+                       claim: bool = True) -> pd.DataFrame:
+    """The model's launches of the same BFS (of the claim build with `claim`, else the plain one): level,
+    phase and the instruction counts of their listings."""
     from opmachine.coupled import predict_coupled_bfs
     from simdmodel.couplings import parse_coupling
 
-    return predict_coupled_bfs(graph, int(source), parse_coupling(label), profile, spread=spread)
+    return predict_coupled_bfs(graph, int(source), parse_coupling(label), profile, claim=claim, spread=spread)
 
 
 def compare(measured: pd.DataFrame, predicted: pd.DataFrame, key: dict) -> pd.DataFrame:
@@ -98,6 +101,7 @@ def main(argv=None) -> int:
     from simdmodel.errors import InputError
 
     from .device import GpuUnavailable, device_info, profile_for_device, recorded_run, run_record
+    from .modules import DEFAULT_BUILD, recorded_build
 
     prog = "python -m gpu_validate.coupling_counters"
     try:
@@ -120,11 +124,12 @@ def main(argv=None) -> int:
                 measured = group.rename(columns={f"measured_{c}": c for c in COUNTS}).rename(
                     columns={"gpu_kernel": "kernel_name"})
                 predicted = predicted_launches(sm.load_graph(name), label, int(source), profile,
-                                               record.get("spread", False))
+                                               record.get("spread", False), recorded_build(record)[1] == "claim")
                 parts.append(compare(measured, predicted, {"graph": name, "kernel": label, "source": int(source)}))
         elif args.specs:
             profile = om.load_profile(profile_for_device(device_info()))
-            record = {**run_record(prog, argv), "profile": profile.name, "spread": True}
+            record = {**run_record(prog, argv), "profile": profile.name, "spread": True,
+                      "bitmask_stores": DEFAULT_BUILD[1]}
             parts = []
             for spec in args.specs:
                 graph = sm.load_graph(spec)

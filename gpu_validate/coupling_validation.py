@@ -24,13 +24,14 @@ them). A coupling whose queue overflows is recorded as such, with no time. Write
   share of graphs whose predicted best coupling (default lookup) is the measured best or within 5% of
   its time (`best_couplings`, listed per graph in best_couplings), and which build measured them
   (`bitmask_loads`: `--bitmask-loads l2` reads the atomic lookup's bitmask from the L2 only, not through
-  the L1, the model the same for both; `bitmask_stores`: `--bitmask-stores claim` has only the lane that
-  claims a vertex set its bit, and the model follows it; `spread`: false with `--no-spread`, whose launches
+  the L1, the model the same for both; `bitmask_stores`: by default only the lane that claims a vertex sets
+  its bit, `--bitmask-stores plain` has every lane that finds its bit unset store the byte, and the model
+  follows either; a run recorded without the key measured the plain build; `spread`: false with `--no-spread`, whose launches
   of fewer CTAs than a full wave gather lists of up to BIG_LIST edges themselves, and for a run recorded
   without the key, made before such launches spread lists longer than a warp: `simdmodel.couplings.big_list`).
 
     python -m gpu_validate.coupling_validation SPEC [SPEC ...] [--kernels K,K] [--sources 3]
-        [--repeats 5] [--counts 3] [--bitmask-loads l1|l2] [--bitmask-stores plain|claim] [--no-spread]
+        [--repeats 5] [--counts 3] [--bitmask-loads l1|l2] [--bitmask-stores claim|plain] [--no-spread]
         [--out DIR]
     python -m gpu_validate.coupling_validation --measured DIR     (the model again, no GPU)
 """
@@ -45,14 +46,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .modules import BITMASK_LOADS, BITMASK_STORES
+from .modules import BITMASK_LOADS, BITMASK_STORES, recorded_build
 
 KERNELS = ("expand-contract", "contract-expand", "two-phase", "hybrid")
 KEYS = ["graph", "kernel", "source"]
 
 
 def measure_graph(graph, labels, sources, profile, repeats: int, counts: int, bitmask_loads: str = "l1",
-                  bitmask_stores: str = "plain", spread: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+                  bitmask_stores: str = "claim", spread: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(timed launches, counted launches with a `run` column) of every coupling and source on `graph`, by the
     kernels' build that `bitmask_loads` and `bitmask_stores` name (`modules.BITMASK_LOADS`, `BITMASK_STORES`),
     small launches spreading their lists with `spread` (`GpuCoupledBfs`)."""
@@ -80,12 +81,12 @@ def measure_graph(graph, labels, sources, profile, repeats: int, counts: int, bi
     return pd.concat(timed, ignore_index=True), pd.concat(counted, ignore_index=True)
 
 
-def predict(measured: pd.DataFrame, graph, profile, progress: bool = False, claim: bool = False,
+def predict(measured: pd.DataFrame, graph, profile, progress: bool = False, claim: bool = True,
             spread: bool = True) -> pd.DataFrame:
     """The model's launches of every (kernel, source) of `measured` on `graph` with their predicted times
-    (`opmachine.coupled.predict_coupled_bfs` on `profile`, of the claim build with `claim`, small launches
-    spreading their lists with `spread`), with `kernel` and `source`; a row with phase `overflow` where a
-    queue would overflow."""
+    (`opmachine.coupled.predict_coupled_bfs` on `profile`, of the claim build with `claim`, else the plain
+    one, small launches spreading their lists with `spread`), with `kernel` and `source`; a row with phase
+    `overflow` where a queue would overflow."""
     from opmachine.coupled import predict_coupled_bfs
     from simdmodel.couplings import QueueOverflow, parse_coupling
 
@@ -275,9 +276,9 @@ def main(argv=None) -> int:
     parser.add_argument("--measured", metavar="DIR", help="predict this earlier run again (no GPU)")
     parser.add_argument("--bitmask-loads", choices=BITMASK_LOADS, default="l1",
                         help="the atomic lookup reads the bitmask through the L1 (default) or the L2 only")
-    parser.add_argument("--bitmask-stores", choices=BITMASK_STORES, default="plain",
-                        help="every lane that finds its bit unset stores the byte (default), or only the claiming lane "
-                        "sets its bit")
+    parser.add_argument("--bitmask-stores", choices=BITMASK_STORES, default=BITMASK_STORES[0],
+                        help="only the lane that claims a vertex sets its bit, with an atomic OR (default), or every "
+                        "lane that finds its bit unset stores the byte (seed 001's plain stores)")
     parser.add_argument("--no-spread", action="store_true",
                         help="launches of fewer CTAs than a full wave gather lists of up to 1024 edges themselves "
                         "(default: they leave lists longer than a warp to the pieces launch after them)")
@@ -321,7 +322,7 @@ def main(argv=None) -> int:
         for name in timed["graph"].unique():
             graph = sm.load_graph(name)
             predicted = predict(counted[counted["graph"] == name], graph, profile, progress=True,
-                                claim=record.get("bitmask_stores") == "claim", spread=record.get("spread", False))
+                                claim=recorded_build(record)[1] == "claim", spread=record.get("spread", False))
             launches.append(launch_table(timed[timed["graph"] == name], counted[counted["graph"] == name], predicted))
             traffic.append(traffic_table(counted[counted["graph"] == name], predicted, graph))
             throughput.append(throughput_table(timed[timed["graph"] == name], traffic[-1], graph, profile))

@@ -95,16 +95,30 @@ runs the pieces of an expand-contract launch."""
 BITMASK_LOADS = ("l1", "l2")
 """Where the atomic lookup's bitmask loads go: through the SM's L1 (the default build) or to the L2 only
 (`-DBITMASK_L1=0`, every load seeing the stores that reached the L2)."""
-BITMASK_STORES = ("plain", "claim")
-"""Who sets the atomic lookup's bitmask bits: every lane that found its bit unset, with a plain byte store of
-the byte it read (the default build, seed 001's), or only the lane whose compare-and-swap claimed the vertex,
-with one atomicOr (`-DBITMASK_CLAIM=1`: no byte store clobbers another lane's bit). The model follows either
-(`simdmodel.couplings.coupled_launches(claim=...)`)."""
+BITMASK_STORES = ("claim", "plain")
+"""Who sets the atomic lookup's bitmask bits: only the lane whose compare-and-swap claimed the vertex, with one
+atomicOr (the default build, `-DBITMASK_CLAIM=1`: no byte store clobbers another lane's bit, and the stores are
+one a discovered vertex), or every lane that found its bit unset, with a plain byte store of the byte it read
+(`plain`, seed 001's; the only build before the claim build became the default). The model follows either
+(`simdmodel.couplings.coupled_launches(claim=...)`). The other lookup modes, and `lookup.cu`'s, store bytes."""
+DEFAULT_BUILD = (BITMASK_LOADS[0], BITMASK_STORES[0])
+"""(bitmask loads, bitmask stores) of the coupled kernels as they run unless told otherwise."""
+RECORDED_BEFORE_NAMES = ("l1", "plain")
+"""The build of a coupling run whose record names none (recorded before the builds had names: the plain one)."""
 
 
-def coupling_defines(bitmask_loads: str = "l1", bitmask_stores: str = "plain") -> tuple[str, ...]:
+def recorded_build(record: dict) -> tuple[str, str]:
+    """(bitmask loads, bitmask stores) of the build a coupling run's record (summary.json) names, the plain
+    build where it names none."""
+    return (str(record.get("bitmask_loads", RECORDED_BEFORE_NAMES[0])),
+            str(record.get("bitmask_stores", RECORDED_BEFORE_NAMES[1])))
+
+
+def coupling_defines(bitmask_loads: str = DEFAULT_BUILD[0],
+                     bitmask_stores: str = DEFAULT_BUILD[1]) -> tuple[str, ...]:
     """The `-D` options of the coupled kernels' build that `bitmask_loads` (BITMASK_LOADS) and `bitmask_stores`
-    (BITMASK_STORES) name (none for the default build); InputError naming the known ones otherwise."""
+    (BITMASK_STORES) name (the CUDA sources' own defaults are the L1 loads and plain stores); InputError naming
+    the known ones otherwise."""
     for what, value, known in (("loads", bitmask_loads, BITMASK_LOADS), ("stores", bitmask_stores, BITMASK_STORES)):
         if value not in known:
             raise InputError(f"unknown bitmask {what} {value!r} (choose {', '.join(known)})")
@@ -112,8 +126,8 @@ def coupling_defines(bitmask_loads: str = "l1", bitmask_stores: str = "plain") -
             *(() if bitmask_stores == "plain" else ("-DBITMASK_CLAIM=1",)))
 
 
-def coupling(phase: str, mode: int, instrumented: bool = False, bitmask_loads: str = "l1",
-             bitmask_stores: str = "plain"):
+def coupling(phase: str, mode: int, instrumented: bool = False, bitmask_loads: str = DEFAULT_BUILD[0],
+             bitmask_stores: str = DEFAULT_BUILD[1]):
     """The compiled kernel of coupled-BFS launch `phase` with lookup mode index `mode`, of the build
     `coupling_defines` names."""
     defines = coupling_defines(bitmask_loads, bitmask_stores)

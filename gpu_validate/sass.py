@@ -2,13 +2,13 @@
 
 `python -m gpu_validate.sass --out opmachine/sass` compiles every kernel the validation runs
 (`topo`, `compact`, `sm-1` .. `sm-32`, `ws`, `scan`, `swc`, and seed 001's coupled kernels `couple-PHASE`
-with the default `atomic` lookup) exactly as `modules` builds it for timing (plain
-build, same options), disassembles it with `nvdisasm -c -gi -hex` (instructions, their control words
-and inlined source lines) and writes one listing per kernel to `<out>/<arch>/<kernel>.sass`, headed by
-its provenance and by the `// trips: EVENT` markers of the CUDA sources (which loop or branch runs
-how often: `opmachine.instructions` reads them). `--nvrtc LIB` compiles with the NVRTC library the
-validation's CuPy uses (the `nvidia-cuda-nvrtc` wheel carries it), `--nvcc` with nvcc; neither needs a
-GPU.
+with the default `atomic` lookup) exactly as `modules` builds it for timing (uninstrumented, same
+options; the coupled kernels as their default build, `modules.DEFAULT_BUILD`), disassembles it with
+`nvdisasm -c -gi -hex` (instructions, their control words and inlined source lines) and writes one
+listing per kernel to `<out>/<arch>/<kernel>.sass`, headed by its provenance and by the `// trips: EVENT`
+markers of the CUDA sources (which loop or branch runs how often: `opmachine.instructions` reads them).
+`--nvrtc LIB` compiles with the NVRTC library the validation's CuPy uses (the `nvidia-cuda-nvrtc` wheel
+carries it), `--nvcc` with nvcc; neither needs a GPU.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from simdmodel.errors import InputError
 from simdmodel.lookup import ATOMIC
 from simdmodel.strategies import Mapping
 
-from .modules import COUPLING_KERNELS, FIXED_SOURCES, compile_options, cuda_dir, expansion_source
+from .modules import COUPLING_KERNELS, FIXED_SOURCES, compile_options, coupling_defines, cuda_dir, expansion_source
 
 GROUP_SIZES = (1, 2, 4, 8, 16, 32)
 CUPY_NVRTC_OPTIONS = ("-ftz=true", "--device-as-default-execution-space")
@@ -36,19 +36,21 @@ builds the binary CuPy builds (seen on the device by wrapping cupy_backends' nvr
 _MARKER = re.compile(r"//\s*trips:\s*([a-z_]+)")
 
 
-CHASE = ("microbench.cu", "mb_chase_1", False)
+CHASE = ("microbench.cu", "mb_chase_1", False, ())
 """The memory microbenchmarks' one-chain pointer chase (`gpu_validate.microbench`): its listing says how
 many cycles a hop spends issuing its own instructions, which the measured one-warp latencies include."""
 
 
-def listed_kernels() -> dict[str, tuple[str, str, bool]]:
-    """Kernel label -> (source file, entry name expression, is a template), in listing order."""
-    kernels = {name: (FIXED_SOURCES[name][0], FIXED_SOURCES[name][1], False) for name in ("topo", "compact")}
+def listed_kernels() -> dict[str, tuple[str, str, bool, tuple[str, ...]]]:
+    """Kernel label -> (source file, entry name expression, is a template, its build's `-D` options), in
+    listing order."""
+    kernels = {name: (FIXED_SOURCES[name][0], FIXED_SOURCES[name][1], False, ()) for name in ("topo", "compact")}
     for mapping in (*(Mapping("group", s) for s in GROUP_SIZES), Mapping("ws"), Mapping("scan"), Mapping("swc")):
-        kernels[mapping.label] = expansion_source(mapping)
-    for phase, name in COUPLING_KERNELS.items():  # the coupled kernels with the default (atomic) lookup
+        kernels[mapping.label] = (*expansion_source(mapping), ())
+    for phase, name in COUPLING_KERNELS.items():  # the coupled kernels with the default (atomic) lookup and build
         template = phase not in ("expand", "pieces")
-        kernels[listing_name(phase)] = ("couplings.cu", f"{name}<{ATOMIC}>" if template else name, template)
+        kernels[listing_name(phase)] = ("couplings.cu", f"{name}<{ATOMIC}>" if template else name, template,
+                                        coupling_defines())
     kernels["chase"] = CHASE
     return kernels
 
@@ -71,24 +73,28 @@ def _tool(name: str) -> str:
     return found
 
 
-def cubin_nvcc(file_name: str, entry: str, template: bool, arch: str, work: Path) -> bytes:
-    """The plain build of one kernel compiled by nvcc for `arch` (sm_XX)."""
+def cubin_nvcc(file_name: str, entry: str, template: bool, arch: str, work: Path,
+               defines: tuple[str, ...] = ()) -> bytes:
+    """The uninstrumented build of one kernel (with `defines`) compiled by nvcc for `arch` (sm_XX)."""
     source = work / (re.sub(r"\W+", "_", entry) + ".cu")
     text = f'#include "{file_name}"\n'
     if template:  # a host reference instantiates the template, as NVRTC's name expression does
         text += f"void* simdmodel_instantiate() {{ return (void*)&{entry}; }}\n"
     source.write_text(text, encoding="utf-8")
     out = source.with_suffix(".cubin")
-    command = [_tool("nvcc"), "-cubin", f"-arch={arch}", *compile_options(False), "-ftz=true", "-o", str(out), str(source)]
+    command = [_tool("nvcc"), "-cubin", f"-arch={arch}", *compile_options(False, defines), "-ftz=true", "-o", str(out),
+               str(source)]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise InputError(f"nvcc failed on {file_name}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
     return out.read_bytes()
 
 
-def cubin_nvrtc(file_name: str, entry: str, template: bool, arch: str, library: str) -> bytes:
-    """The plain build of one kernel compiled by the NVRTC shared library at `library` (the compiler
-    CuPy uses; the `nvidia-cuda-nvrtc` wheel carries it), called through ctypes: no GPU needed."""
+def cubin_nvrtc(file_name: str, entry: str, template: bool, arch: str, library: str,
+                defines: tuple[str, ...] = ()) -> bytes:
+    """The uninstrumented build of one kernel (with `defines`) compiled by the NVRTC shared library at
+    `library` (the compiler CuPy uses; the `nvidia-cuda-nvrtc` wheel carries it), called through ctypes: no
+    GPU needed."""
     import ctypes
 
     nvrtc = ctypes.CDLL(library)
@@ -107,7 +113,7 @@ def cubin_nvrtc(file_name: str, entry: str, template: bool, arch: str, library: 
     try:
         if template:
             check(nvrtc.nvrtcAddNameExpression(program, entry.encode()), "name expression")
-        options = [o.encode() for o in (*compile_options(False), *CUPY_NVRTC_OPTIONS, f"-arch={arch}")]
+        options = [o.encode() for o in (*compile_options(False, defines), *CUPY_NVRTC_OPTIONS, f"-arch={arch}")]
         check(nvrtc.nvrtcCompileProgram(program, len(options), (ctypes.c_char_p * len(options))(*options)), "compile")
         size = ctypes.c_size_t()
         check(nvrtc.nvrtcGetCUBINSize(program, ctypes.byref(size)), "cubin size")
@@ -158,7 +164,6 @@ def write_listings(out: Path, arch: str, command: str, library: str | None = Non
     returns the files written."""
     markers = trip_markers()
     compiler = nvrtc_version(library) if library else nvcc_version()
-    options = (*compile_options(False), *(CUPY_NVRTC_OPTIONS if library else ("-ftz=true",)))
     date = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     written = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -166,9 +171,10 @@ def write_listings(out: Path, arch: str, command: str, library: str | None = Non
         if library is None:
             for path in cuda_dir().glob("*.cu*"):
                 shutil.copy(path, work / path.name)
-        for label, (file_name, entry, template) in listed_kernels().items():
-            cubin = (cubin_nvrtc(file_name, entry, template, arch, library) if library
-                     else cubin_nvcc(file_name, entry, template, arch, work))
+        for label, (file_name, entry, template, defines) in listed_kernels().items():
+            cubin = (cubin_nvrtc(file_name, entry, template, arch, library, defines) if library
+                     else cubin_nvcc(file_name, entry, template, arch, work, defines))
+            options = (*compile_options(False, defines), *(CUPY_NVRTC_OPTIONS if library else ("-ftz=true",)))
             header = [f"// SASS of kernel {label} ({entry}, {file_name}) for {arch}",
                       f"// compiler: {compiler}, options: {' '.join(o for o in options if not o.startswith('-I'))} -arch={arch}",
                       "// disassembled by: nvdisasm -c -gi -hex",

@@ -31,7 +31,7 @@ from simdmodel.lookup import KEPT, MASK_READ, MASK_WRITE
 from .cache import SetAssocState
 from .critical import CriticalPathModel, launch_slots, launch_time, slot_instructions
 from .instructions import WarpInstructions, arch_of, coupled_trips, has_listing, kernel_code, trip_matrix
-from .kernels import DEFAULT_BLOCK, NF1, NF2, SERVER_FIELDS, JobBuffer
+from .kernels import DEFAULT_BLOCK, NF1, NF2, OP, SERVER_FIELDS, JobBuffer
 from .kernels.couple import (CONTRACT_ITEMS, CTA_SIZE, CTA_WARPS, LaunchShape, coupled_jobs, launch_shape,
                              listing_name)
 from .layout import PIECE_COUNT, QUEUE_SIZE, coupled_layout_for
@@ -93,7 +93,8 @@ class CoupledPredictor:
                                                  self.scratch)
         jobs, sectors, _, waited, hot = loads[0]
         atomics = {element: counter_jobs(trace, layout, element) for element in (QUEUE_SIZE, PIECE_COUNT)}
-        instructions = launch_instructions(work, shape, self.arch, trace, atomics[QUEUE_SIZE])
+        instructions = launch_instructions(work, shape, self.arch, trace, atomics[QUEUE_SIZE],
+                                           bitmask_store_jobs(trace, layout))
         path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
                                                                     critical)
         latency = waited.sum(axis=0) + atomic_wait_ns(trace, atomics.values(), profile)
@@ -116,15 +117,16 @@ class CoupledPredictor:
         return pd.DataFrame(self.rows, columns=list(TIME_COLUMNS))
 
 
-def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: bool = False,
+def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: bool = True,
                         spread: bool = True) -> pd.DataFrame:
     """Every launch of `coupling`'s BFS from `source` on `profile`'s GPU (the set-up excepted): its row of
     `coupled_launches` and its predicted time (TIME_COLUMNS); QueueOverflow where a queue would outgrow
-    its slots. `claim`: the GPU's claim build (only the claiming lane sets its bitmask bit, with an atomic OR at
-    the L2; its instructions are counted from the default build's listing, which differs in that one store).
-    It makes no byte stores into the bitmask, so its lookups are bound by the `[bitmask]` rate measured with
-    atomic ORs (`per_ns_or`; `LaunchWork.atomic_or`), not the byte stores' (none where the profile lacks it). `spread`:
-    small launches leave lists longer than a warp as pieces (`simdmodel.couplings.big_list`)."""
+    its slots. `claim`: the GPU's claim build, its default (only the claiming lane sets its bitmask bit, with an
+    atomic OR at the L2). It makes no byte stores into the bitmask, so its lookups are bound by the `[bitmask]`
+    rate measured with atomic ORs (`per_ns_or`; `LaunchWork.atomic_or`), not the byte stores' (none where the
+    profile lacks it). Without `claim`, the plain build (every lane that finds its bit unset stores the byte; its
+    instructions are counted from the claim build's listing, which differs in that one store). `spread`: small
+    launches leave lists longer than a warp as pieces (`simdmodel.couplings.big_list`)."""
     predictor = CoupledPredictor(graph, coupling, profile)
     table = coupled_launches(graph, int(source), coupling, predictor.grid, predictor.resident_threads,
                              observe=predictor.observe, claim=claim, spread=spread)
@@ -138,6 +140,17 @@ def counter_jobs(trace, layout, element: int) -> np.ndarray:
     single = np.diff(trace.ptr) == 1
     single[single] = trace.sectors[trace.ptr[:-1][single]] == layout.sector_of("counters", element)
     return single
+
+
+def bitmask_store_jobs(trace, layout) -> np.ndarray:
+    """Which jobs of a coupled launch store into the bitmask (byte stores, or the claim build's atomic ORs):
+    its OP jobs on the bitmask's sectors, one per lookup instruction with a storing lane (`kernels.couple`)."""
+    first = np.full(trace.jobs, -1, dtype=np.int64)
+    has = np.diff(trace.ptr) > 0
+    first[has] = trace.sectors[trace.ptr[:-1][has]]
+    base = layout.base_sector["bitmask"]
+    end = layout.sector_of("bitmask", -(-layout.n // 32) - 1) + 1
+    return (trace.server == OP) & (first >= base) & (first < end)
 
 
 def counter_atomics(trace, on_counters, physical_warps: int) -> np.ndarray:
@@ -191,17 +204,23 @@ def bitmask_lookup_ns(trace, flags: np.ndarray, n: int, profile, atomic_or: bool
 
 
 def launch_instructions(work: LaunchWork, shape: LaunchShape, arch: str | None, trace,
-                        enqueues: np.ndarray) -> WarpInstructions | None:
+                        enqueues: np.ndarray, bitstores: np.ndarray) -> WarpInstructions | None:
     """A coupled launch's warp instructions from its kernel's SASS (`kernels.couple.listing_name`) and its trips
     (`instructions.coupled_trips`; `enqueues`: its jobs that are atomics on the queue counter, a fused
-    lookup's enqueues); None without a listing (another architecture, a lookup mode other than the default
-    `atomic`, whose kernels are not listed)."""
+    lookup's enqueues; `bitstores`: its jobs that store into the bitmask, one per lookup instruction with a
+    lane that sets its bit, `bitmask_store_jobs`; a lookup instruction's label reads and its compare-and-swaps,
+    `claim_jobs`, run the regions `probe` and `claim`); None without a listing (another architecture, a lookup
+    mode other than the default `atomic`, whose kernels are not listed)."""
     warps = trace.warps
     name = listing_name(shape.phase)
     if arch is None or not has_listing(name, arch):
         return None
     code = kernel_code(name, arch)
-    counted = {"enqueue": np.bincount(trace.warp[enqueues], minlength=warps)}
+    claims = claim_jobs(trace)
+    counted = {"enqueue": np.bincount(trace.warp[enqueues], minlength=warps),
+               "probe": np.bincount(trace.warp[(trace.server == NF2) & ~claims], minlength=warps),
+               "claim": np.bincount(trace.warp[claims], minlength=warps),
+               "bitstore": np.bincount(trace.warp[bitstores], minlength=warps)}
     if work.phase == "contract":
         counted["kept"] = _groups_kept(work, warps)
         trips = coupled_trips(work.phase, warps, shape.units, CTA_SIZE, looked_up=shape.input, counted=counted)

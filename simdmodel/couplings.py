@@ -19,10 +19,12 @@ which of the two frontiers goes through global memory as a queue:
 A coupling's label is its name, or its name and a lookup mode of `COUPLING_MODES`: `-label` (no
 culling: seed 001 Fig. 7's "simplified" two-phase BFS), `-warp`, `-history` (both culling heuristics,
 plain label stores: seed 001's lookup). Without one it is `atomic`: both culling heuristics, and the
-label claimed by a compare-and-swap, so no race lets a duplicate through. Seed 001's plain stores
-keep redundant expansion under 1.05x on a 14-SM GPU; a GPU of 132 SMs runs 13 times as many lookups
-at once, and measured on one (gpu_validate/results) they let the queues of a scale-16 Kronecker graph
-outgrow twice its m. The lookup always checks the label behind an unset bit, so levels are exact
+label claimed by a compare-and-swap, so no race lets a duplicate through; in the default (claim) build
+only the claiming lane then sets the vertex's bitmask bit, with an atomic OR, where the plain build
+(`claim=False`, seed 001's bitmask) has every lane that found the bit unset store its byte. Seed 001's
+plain label stores keep redundant expansion under 1.05x on a 14-SM GPU; a GPU of 132 SMs runs 13 times as
+many lookups at once, and measured on one (gpu_validate/results) they let the queues of a scale-16
+Kronecker graph outgrow twice its m. The lookup always checks the label behind an unset bit, so levels are exact
 whatever races let through.
 
 Traffic (TRAFFIC, words; a bitmask byte counts one): column indices read, row offsets read (two per
@@ -236,15 +238,16 @@ def _words(**counts) -> dict:
 
 
 def coupled_launches(graph: CSRGraph, source: int, coupling: Coupling, grid: int, resident_threads: int,
-                     waves: bool = True, observe=None, claim: bool = False, spread: bool = True) -> pd.DataFrame:
+                     waves: bool = True, observe=None, claim: bool = True, spread: bool = True) -> pd.DataFrame:
     """One row per launch of a whole BFS from `source` (LAUNCH_COLUMNS): its iteration (`level`; its
     lookups label level + 1), phase, queue entries in and out, the level's logical vertex and edge
     frontier, and its traffic. `grid` CTAs take the lookup's tiles (a full wave: the profile's
     `full_wave_grid(256)`); `resident_threads` decides hybrid's iterations. QueueOverflow where a queue
     would outgrow `queue_capacity(graph)`, as on the GPU. `observe`, when given, is called with each
-    launch's `LaunchWork` (the set-up excepted) as it runs. `claim`: the GPU's claim build, whose atomic
-    lookup has only the claiming lane set its bitmask bit (`lookup_launch`). `spread`: a launch of fewer
-    CTAs than `grid` leaves lists longer than a warp as pieces (`big_list`; the GPU's default)."""
+    launch's `LaunchWork` (the set-up excepted) as it runs. `claim`: the GPU's claim build (its default),
+    whose atomic lookup has only the claiming lane set its bitmask bit (`lookup_launch`); else the plain
+    one. `spread`: a launch of fewer CTAs than `grid` leaves lists longer than a warp as pieces (`big_list`;
+    the GPU's default)."""
     source = check_source(graph, int(source))
     if isinstance(grid, bool) or not isinstance(grid, (int, np.integer)) or grid < 1:
         raise InputError(f"a lookup needs a grid of at least one CTA, got {grid!r}")
@@ -387,7 +390,7 @@ SUMMARY_COLUMNS = ("kernel", "source", "overflow", "launches", "edge_queue", "ve
 
 
 def coupling_summary(graph: CSRGraph, sources, couplings, grid: int, resident_threads: int,
-                     waves: bool = True, observer=None, claim: bool = False,
+                     waves: bool = True, observer=None, claim: bool = True,
                      spread: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(summary, launches) of each coupling's BFS from each source: per (kernel, source) SUMMARY_COLUMNS
     (ids enqueued into edge and vertex queues, explicit words, the formula's words for the traversed

@@ -266,10 +266,10 @@ def _couplings_parser(commands) -> None:
                            help="couplings, each optionally -MODE with MODE label, warp, history or atomic "
                            "(default: the four, atomic)")
     couplings.add_argument("--per-level", action="store_true", help="one row per source and launch")
-    couplings.add_argument("--bitmask-stores", choices=("plain", "claim"), default="plain",
-                           help="the atomic lookup's bitmask bits: every lane that finds one unset stores its byte "
-                           "(default, seed 001's), or only the lane that claims the vertex sets its bit (the GPU's "
-                           "claim build)")
+    couplings.add_argument("--bitmask-stores", choices=("claim", "plain"), default="claim",
+                           help="the atomic lookup's bitmask bits: only the lane that claims the vertex sets its bit, "
+                           "with an atomic OR (default, the GPU kernels' default build), or every lane that finds "
+                           "one unset stores its byte (seed 001's plain stores)")
     couplings.add_argument("--no-spread", action="store_true",
                            help="launches of fewer CTAs than a full wave gather lists of up to 1024 edges themselves "
                            "(default, as the GPU kernels do: they leave lists longer than a warp to the pieces "

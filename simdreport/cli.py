@@ -405,8 +405,8 @@ def _run_couplings(args) -> int:
     header = (_graph_line(graph, sources)
               + f"profile {profile.name}: lookups by one wave of {grid} CTAs of {DEFAULT_BLOCK} threads; hybrid runs "
               f"two-phase where the edge queue holds more than {grid * DEFAULT_BLOCK:,} ids\n"
-              + ("the claim build: only the lane that claims a vertex sets its bitmask bit\n"
-                 if args.bitmask_stores == "claim" else "")
+              + ("the plain build: every lane that finds a bitmask bit unset stores its byte\n"
+                 if args.bitmask_stores == "plain" else "")
               + ("--no-spread: small launches gather lists of up to 1024 edges themselves\n" if args.no_spread else "")
               + (f"profile {profile.name} has no [bitmask] rates, so the bitmask lookups that store back bound no launch "
                  "(python -m gpu_validate.bitmask measures them)\n" if unbounded else ""))

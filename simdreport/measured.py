@@ -29,7 +29,7 @@ import pandas as pd
 
 import simdmodel as sm
 from gpu_validate import compare
-from gpu_validate.modules import BITMASK_LOADS, BITMASK_STORES, coupling_defines
+from gpu_validate.modules import DEFAULT_BUILD, recorded_build
 from gpu_validate.validate import read_device, read_table, table_path
 from opmachine.cte import cte_launches
 from opmachine.kernels import parse_kernel
@@ -275,8 +275,9 @@ def first_source(run: MeasuredRun) -> int:
 def committed_coupling_runs(profile_name: str, roots=None) -> list[tuple[Path, dict]]:
     """The committed GPU runs of seed 001's couplings (`gpu_validate.coupling_validation`: a folder under
     ROOT/<device>/ with its summary.json) measured with profile `profile_name`: (folder, summary), the
-    default build's first (a run of another build, `--bitmask-loads l2` or `--bitmask-stores claim`, after
-    them), so that the tables drawn from the first suitable run show the kernels as they are by default."""
+    default build's first, spreading before not (a run of another build, `--bitmask-loads l2` or
+    `--bitmask-stores plain`, after them), so that the tables drawn from the first suitable run show the
+    kernels as they are by default."""
     runs = []
     for root in default_roots() if roots is None else [Path(r) for r in roots]:
         for summary in sorted([*root.glob("*/summary.json"), *root.glob("*/*/summary.json")]):
@@ -289,43 +290,55 @@ def committed_coupling_runs(profile_name: str, roots=None) -> list[tuple[Path, d
             if isinstance(record, dict) and record.get("profile") == profile_name and \
                     str(record.get("command", "")).startswith("python -m gpu_validate.coupling_validation"):
                 runs.append((summary.parent, record))
-    return sorted(runs, key=lambda run: _other_build(run[1]))
+    return sorted(runs, key=lambda run: _build_order(run[1]))
 
 
-def _other_build(record: dict) -> bool:
-    """Whether a coupling run measured a build other than the default, the one `coupling_defines` gives no
-    `-D` option (a run recorded before the builds had names is of the default one)."""
-    return coupling_defines(record.get("bitmask_loads", BITMASK_LOADS[0]),
-                            record.get("bitmask_stores", BITMASK_STORES[0])) != ()
+def _build_order(record: dict) -> tuple[bool, bool]:
+    """Sort key of a coupling run: whether it measured a build other than the default (`modules.DEFAULT_BUILD`;
+    a run recorded before the builds had names is of the plain one), then whether it ran without spreading
+    (recorded without `spread`: before small launches spread their long lists)."""
+    return recorded_build(record) != DEFAULT_BUILD, not record.get("spread", False)
 
 
 def couplings_table(runs) -> pd.DataFrame:
     """Seed 001 Fig. 10's numbers from the first run of `runs` (committed_coupling_runs) that holds all four
-    couplings: per (graph, kernel) the median GTEPS over its sources measured and, where the run was
+    couplings, with the runs of the same build nested in its folder or holding it (a measurement's deep graphs
+    in `deep/`): per (graph, kernel) the median GTEPS over its sources measured and, where the run was
     predicted (its pooled/time.csv, `gpu_validate.coupling_validation`), predicted (the traversed edges over
     the operator machine's time), each also over expand-contract's."""
     from simdmodel.couplings import COUPLINGS
 
     columns = ["device", "run", "graph", "kernel", "gteps", "vs_expand_contract", "predicted_gteps",
                "predicted_vs_expand_contract"]
-    for folder, record in runs:
-        throughput = read_table(folder / "pooled" / "throughput.csv")
-        if not set(COUPLINGS) <= set(throughput["kernel"]):
-            continue
-        keys = ["graph", "kernel", "source"]
-        if (folder / "pooled" / "time.csv").is_file():
-            times = read_table(folder / "pooled" / "time.csv")[[*keys, "predicted_ns"]]
-            throughput = throughput.merge(times, on=keys, how="left")
-            throughput["predicted_gteps"] = throughput["reached_edges"] / throughput["predicted_ns"]
-        else:
-            throughput["predicted_gteps"] = np.nan
-        medians = throughput.groupby(["graph", "kernel"], sort=False)[["gteps", "predicted_gteps"]].median()
-        medians = medians.reset_index()
-        for column, ratio in (("gteps", "vs_expand_contract"), ("predicted_gteps", "predicted_vs_expand_contract")):
-            base = medians[medians["kernel"] == "expand-contract"].set_index("graph")[column]
-            medians[ratio] = medians[column] / medians["graph"].map(base)
-        return medians.assign(device=record.get("device", folder.name), run=display_folder(folder))[columns]
-    return pd.DataFrame(columns=columns)
+    suitable = [(folder, record) for folder, record in runs
+                if set(COUPLINGS) <= set(read_table(folder / "pooled" / "throughput.csv")["kernel"])]
+    if not suitable:
+        return pd.DataFrame(columns=columns)
+    first, record = suitable[0]
+    family = [folder for folder, other in suitable if _build_order(other) == _build_order(record) and
+              (folder == first or first in folder.parents or folder in first.parents)]
+    family.sort(key=lambda folder: len(folder.parts))  # the measurement's own folder first
+    medians = pd.concat([_coupling_medians(folder) for folder in family], ignore_index=True)
+    medians = medians.drop_duplicates(["graph", "kernel"])
+    return medians.assign(device=record.get("device", family[0].name), run=display_folder(family[0]))[columns]
+
+
+def _coupling_medians(folder: Path) -> pd.DataFrame:
+    """Per (graph, kernel) of one coupling run: median GTEPS measured and predicted, and over expand-contract's."""
+    throughput = read_table(folder / "pooled" / "throughput.csv")
+    keys = ["graph", "kernel", "source"]
+    if (folder / "pooled" / "time.csv").is_file():
+        times = read_table(folder / "pooled" / "time.csv")[[*keys, "predicted_ns"]]
+        throughput = throughput.merge(times, on=keys, how="left")
+        throughput["predicted_gteps"] = throughput["reached_edges"] / throughput["predicted_ns"]
+    else:
+        throughput["predicted_gteps"] = np.nan
+    medians = throughput.groupby(["graph", "kernel"], sort=False)[["gteps", "predicted_gteps"]].median()
+    medians = medians.reset_index()
+    for column, ratio in (("gteps", "vs_expand_contract"), ("predicted_gteps", "predicted_vs_expand_contract")):
+        base = medians[medians["kernel"] == "expand-contract"].set_index("graph")[column]
+        medians[ratio] = medians[column] / medians["graph"].map(base)
+    return medians
 
 
 def queue_levels_table(runs) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdmodel as sm
-from opmachine.coupled import TIME_COLUMNS, _QueueSlots, predict_coupled_bfs
+from opmachine.coupled import TIME_COLUMNS, _QueueSlots, bitmask_store_jobs, claim_jobs, predict_coupled_bfs
 from opmachine.instructions import coupled_trips, has_listing
 from opmachine.kernels import ANI, EDL, ERL, NF1, NF2, OP
 from opmachine.kernels.couple import (CTA_WARPS, coupled_jobs, launch_shape, listing_name,
@@ -74,6 +74,9 @@ def test_a_contraction_of_512_new_ids_is_97_jobs():
                                                                                        range(512))
     assert sectors_of(trace, NF1) == array_sectors(layout, "bitmask", ids >> 5)
     assert set(trace.warp.tolist()) == set(range(CTA_WARPS))
+    # the lookup's regions run once per warp instruction whose jobs hold them: 2 a warp, one each tile
+    for jobs in (bitmask_store_jobs(trace, layout), claim_jobs(trace), (trace.server == NF2) & ~claim_jobs(trace)):
+        assert np.bincount(trace.warp[jobs], minlength=CTA_WARPS).tolist() == [2] * CTA_WARPS
 
 
 def test_a_hubs_list_goes_as_pieces_of_1024_edges_over_the_grid():
@@ -183,6 +186,10 @@ def test_every_launchs_jobs_touch_exactly_the_sectors_its_work_names(case, pick,
         start = enqueued[0] if work.phase == "pieces" else 0
         trace = coupled_jobs(graph, work, layout, launch_shape(graph, work).grid(grid), queue_in, queue_out, start)
         _launch_sectors_are_its_work(graph, work, layout, trace, queue_in, queue_out, start)
+        lo, hi = within(layout, "bitmask")  # the bitmask's stores: the OP jobs whose sectors lie in it
+        stores = [trace.server[j] == OP and lo <= trace.sectors[trace.ptr[j]:trace.ptr[j + 1]].min() and
+                  trace.sectors[trace.ptr[j]:trace.ptr[j + 1]].max() < hi for j in range(trace.jobs)]
+        assert bitmask_store_jobs(trace, layout).tolist() == stores
         if work.flags.size and work.phase != "contract-expand":
             enqueued[0] = start + int(np.count_nonzero(work.flags & KEPT))
 

@@ -92,7 +92,7 @@ def test_a_header_edit_changes_the_source_cupy_compiles(tmp_path, monkeypatch):
 def test_an_unknown_bitmask_build_is_one_line():
     with pytest.raises(InputError, match="unknown bitmask loads 'l3'"):
         modules.coupling("contract", 4, bitmask_loads="l3")
-    with pytest.raises(InputError, match=r"unknown bitmask stores 'atomic' \(choose plain, claim\)"):
+    with pytest.raises(InputError, match=r"unknown bitmask stores 'atomic' \(choose claim, plain\)"):
         modules.coupling("contract", 4, bitmask_stores="atomic")
 
 

@@ -142,8 +142,9 @@ def test_a_measured_bitmask_only_adds_time_to_a_coupled_bfs():
     graph = sm.load_graph("rmat:scale=12,ef=16")
     source = sm.pick_sources(graph, 1, 1)[0]
     h100 = load_profile("h100")
-    with_rates = predict_coupled_bfs(graph, source, parse_coupling("two-phase"), h100)
-    without = predict_coupled_bfs(graph, source, parse_coupling("two-phase"), dataclasses.replace(h100, bitmask=None))
+    two_phase = parse_coupling("two-phase")  # the plain build: its lookups store bytes
+    with_rates = predict_coupled_bfs(graph, source, two_phase, h100, claim=False)
+    without = predict_coupled_bfs(graph, source, two_phase, dataclasses.replace(h100, bitmask=None), claim=False)
     bound = (with_rates["bottleneck"] == BITMASK).to_numpy()
     assert bound.any() and set(with_rates["phase"][bound]) == {"contract"}  # 60 K lookups over a 512-byte bitmask
     longer = with_rates["predicted_ns"].to_numpy() > without["predicted_ns"].to_numpy() + 1e-6

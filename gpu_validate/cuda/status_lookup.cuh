@@ -93,13 +93,13 @@ __device__ __forceinline__ void status_lookup_batch(const int (&v)[K], const boo
         stored[k] = -1;
         if (valid[k]) {
             const unsigned bit = 1u << (v[k] & 7);
-            if (byte[k] & bit) {
+            if (byte[k] & bit) {  // trips: probe (the else branch: a lane found its bit unset)
                 valid[k] = false;
             } else {
                 stored[k] = (int)(byte[k] | bit);
                 if (MODE >= 4) {
-                    COUNT_WORDS(T_LABEL_READ);
-                    valid[k] = load_cg(label + v[k]) == BFS_UNVISITED &&  // a plain read spares most swaps
+                    COUNT_WORDS(T_LABEL_READ);  // a plain read first spares most swaps
+                    valid[k] = load_cg(label + v[k]) == BFS_UNVISITED &&  // trips: claim
                                atomicCAS(label + v[k], BFS_UNVISITED, next) == BFS_UNVISITED;
                 } else if (MODE >= 1) {
                     COUNT_WORDS(T_LABEL_READ);
@@ -111,7 +111,7 @@ __device__ __forceinline__ void status_lookup_batch(const int (&v)[K], const boo
     __syncwarp();
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        if (stored[k] >= 0 && (MODE < 4 || !BITMASK_CLAIM || valid[k])) {
+        if (stored[k] >= 0 && (MODE < 4 || !BITMASK_CLAIM || valid[k])) {  // trips: bitstore
             COUNT_WORDS(T_MASK_WRITE);
             if (MODE >= 4 && BITMASK_CLAIM) atomicOr((unsigned*)mask + (v[k] >> 5), 1u << (v[k] & 31));
             else mask[v[k] >> 3] = (unsigned char)stored[k];

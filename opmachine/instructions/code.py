@@ -133,10 +133,12 @@ def divergence_code(listing) -> dict:
     return {"regroup": exit_run + per_group, "diverged": per_group + once + converged}
 
 
-ONE_COPY_A_TRIP = ("enqueue",)
+ONE_COPY_A_TRIP = ("enqueue", "probe", "claim", "bitstore")
 """Region events whose code the compiler copied into several places of which one trip runs one: a
-fused lookup's enqueue (`couplings.cu`'s `warp_enqueue`), inlined into each gathering phase's loop. Their
-trips count every copy's runs together, so a trip costs the copies' mean."""
+fused lookup's enqueue (`couplings.cu`'s `warp_enqueue`), inlined into each gathering phase's loop, and a
+lookup's label read, compare-and-swap and bitmask store (`status_lookup.cuh`), inlined with the lookup and
+unrolled over a contraction's ids a thread. Their trips count every copy's runs together, so a trip costs
+the copies' mean."""
 
 
 def _copies(listing, event: str) -> int:
