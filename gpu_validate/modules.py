@@ -19,6 +19,7 @@ FIXED_SOURCES = {"topo": ("topo.cu", "bfs_topo"), "compact": ("compact.cu", "bfs
                  "hold": ("hold.cu", "hold_until"), "empty": ("hold.cu", "empty_launch"),
                  "spin": ("hold.cu", "spin_cycles"), "gather": ("gather.cu", "gather_random"),
                  "atomic-same": ("atomics.cu", "atomic_same"), "chase": ("atomics.cu", "chase"),
+                 "atomic-after-loads": ("atomics.cu", "atomic_after_loads"),
                  "bitmask-rmw": ("bitmask.cu", "bitmask_rmw"), "bitmask-or": ("bitmask.cu", "bitmask_or")}
 
 
@@ -73,7 +74,8 @@ def _module(file_name: str, instrumented: bool, expressions: tuple[str, ...], de
 
 
 def function(name: str, instrumented: bool = False):
-    """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty`, `spin`, `gather`, `atomic-same`, `chase`, `bitmask-rmw` or `bitmask-or`."""
+    """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty`, `spin`, `gather`, `atomic-same`, `chase`, `atomic-after-loads`, `bitmask-rmw` or
+    `bitmask-or`."""
     file_name, entry = FIXED_SOURCES[name]
     return _module(file_name, instrumented, ()).get_function(entry)
 

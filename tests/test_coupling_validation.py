@@ -2,6 +2,7 @@
 without a GPU, the committed H200 run's exact checks, and (marked `gpu`) seed 001's formulas on hardware."""
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -186,6 +187,35 @@ def test_spreading_lifts_hybrid_on_an_h100_too_and_the_queues_stay_exact():
         if not best["agree"]:
             graph = predicted[best["graph"]]
             assert graph[best["measured_best"]] / graph[best["predicted_best"]] - 1 < 0.01
+
+
+def _stall_samples(path: Path) -> pd.DataFrame:
+    """An `ncu --page source --csv --print-source sass` page of one launch: SASS text and stall samples."""
+    text = path.read_text().split("\n", 1)[1]  # after the "Kernel Name" line
+    table = pd.read_csv(io.StringIO(text))
+    samples = pd.to_numeric(table["Warp Stall Sampling (All Samples)"], errors="coerce").fillna(0)
+    return pd.DataFrame({"sass": table["Source"].str.strip(), "samples": samples,
+                         "barrier": pd.to_numeric(table["stall_barrier"], errors="coerce").fillna(0)})
+
+
+def test_the_pieces_lookup_waits_on_its_enqueue_atomic_and_contract_expand_at_its_barriers():
+    run = RESULTS.parent / "nvidia-h200-couplings-claim-spread"
+    pieces = _stall_samples(run / "ncu-lookup-pieces-source.csv")
+    # the shuffle that broadcasts the queue counter's returned slot to the lanes holds the most samples
+    top = pieces.loc[pieces["samples"].idxmax()]
+    assert top["sass"].startswith("SHFL.IDX") and top["samples"] / pieces["samples"].sum() > 0.4
+    expand = _stall_samples(run / "ncu-contract-expand-source.csv")
+    assert expand["barrier"].sum() / expand["samples"].sum() > 0.35
+
+
+def test_the_same_words_atomics_do_not_overlap_the_l2s_loads():
+    record = json.loads((RESULTS.parent / "nvidia-h200-couplings-claim-spread" / "atomics-beside-loads.json")
+                        .read_text())
+    alone = record["same_word"]["same_word_ns"]
+    for row in record["beside_loads"][1:]:  # 1 to 16 loads a round
+        both, loads = row["with_atomic_ns"], row["loads_ns"]
+        assert both > 1.1 * max(alone, loads)  # not served side by side
+        assert abs(both / (alone + loads) - 1) < 0.15  # but one after the other
 
 
 def test_the_claim_build_is_predicted_as_closely_on_an_h100():
