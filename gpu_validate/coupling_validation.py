@@ -26,9 +26,10 @@ them). A coupling whose queue overflows is recorded as such, with no time. Write
   (`bitmask_loads`: `--bitmask-loads l2` reads the atomic lookup's bitmask from the L2 only, not through
   the L1, the model the same for both; `bitmask_stores`: by default only the lane that claims a vertex sets
   its bit, `--bitmask-stores plain` has every lane that finds its bit unset store the byte, and the model
-  follows either; a run recorded without the key measured the plain build; `spread`: false with `--no-spread`, whose launches
-  of fewer CTAs than a full wave gather lists of up to BIG_LIST edges themselves, and for a run recorded
-  without the key, made before such launches spread lists longer than a warp: `simdmodel.couplings.big_list`).
+  follows either; a run recorded without the key measured the plain build; `spread`: false with
+  `--no-spread`, whose launches of fewer CTAs than a full wave gather lists of up to BIG_LIST edges
+  themselves, and for a run recorded without the key, made before such launches spread lists longer than a
+  warp: `simdmodel.couplings.big_list`).
 
     python -m gpu_validate.coupling_validation SPEC [SPEC ...] [--kernels K,K] [--sources 3]
         [--repeats 5] [--counts 3] [--bitmask-loads l1|l2] [--bitmask-stores claim|plain] [--no-spread]

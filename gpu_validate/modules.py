@@ -74,8 +74,8 @@ def _module(file_name: str, instrumented: bool, expressions: tuple[str, ...], de
 
 
 def function(name: str, instrumented: bool = False):
-    """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty`, `spin`, `gather`, `atomic-same`, `chase`, `atomic-after-loads`, `bitmask-rmw` or
-    `bitmask-or`."""
+    """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty`, `spin`, `gather`, `atomic-same`, `chase`,
+    `atomic-after-loads`, `bitmask-rmw` or `bitmask-or`."""
     file_name, entry = FIXED_SOURCES[name]
     return _module(file_name, instrumented, ()).get_function(entry)
 
