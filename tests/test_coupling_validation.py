@@ -208,14 +208,16 @@ def test_the_pieces_lookup_waits_on_its_enqueue_atomic_and_contract_expand_at_it
     assert expand["barrier"].sum() / expand["samples"].sum() > 0.35
 
 
-def test_the_same_words_atomics_do_not_overlap_the_l2s_loads():
-    record = json.loads((RESULTS.parent / "nvidia-h200-couplings-claim-spread" / "atomics-beside-loads.json")
+@pytest.mark.parametrize("device", ["h200", "h100"])
+def test_the_same_words_atomics_do_not_overlap_the_l2s_loads(device):
+    record = json.loads((RESULTS.parent / f"nvidia-{device}-couplings-claim-spread" / "atomics-beside-loads.json")
                         .read_text())
+    assert record["device"].startswith(f"NVIDIA {device.upper()}")
     alone = record["same_word"]["same_word_ns"]
     for row in record["beside_loads"][1:]:  # 1 to 16 loads a round
         both, loads = row["with_atomic_ns"], row["loads_ns"]
         assert both > 1.1 * max(alone, loads)  # not served side by side
-        assert abs(both / (alone + loads) - 1) < 0.15  # but one after the other
+        assert abs(both / (alone + loads) - 1) < 0.2  # but one after the other (-9% .. +15%)
 
 
 def test_the_claim_build_is_predicted_as_closely_on_an_h100():
