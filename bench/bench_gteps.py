@@ -31,6 +31,8 @@ import sys
 
 import numpy as np
 
+from gpu_validate.modules import BITMASK_STORES, DEFAULT_BUILD, coupling_defines
+
 GRAPHS = ("rmat:scale=21,ef=16", "kron:scale=20,ef=16", "random:n=2000000,m=32000000", "grid2d:side=1400",
           "mesh6:side=1000", "delaunay:n=1000000")
 KERNELS = ("topo", "sm-8", "sm-32", "ws", "scan", "swc", "expand-contract", "contract-expand", "two-phase", "hybrid")
@@ -43,8 +45,8 @@ def main(argv=None) -> int:
     parser.add_argument("--kernels", default=",".join(KERNELS))
     parser.add_argument("--sources", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--bitmask-stores", default="claim", help="comma-separated builds of the couplings' "
-                        "atomic lookup: claim (default), plain")
+    parser.add_argument("--bitmask-stores", default=DEFAULT_BUILD[1], help="comma-separated builds of the "
+                        f"couplings' atomic lookup: {', '.join(BITMASK_STORES)} (default {DEFAULT_BUILD[1]})")
     parser.add_argument("--spread", default="on", help="comma-separated: on (default), off: whether the "
                         "couplings' small launches spread lists longer than a warp over the grid as pieces")
     parser.add_argument("--gpu", default=None, help="profile (default: the one of this GPU)")
@@ -57,7 +59,6 @@ def main(argv=None) -> int:
     from gpu_validate.couplings import GpuCoupledBfs
     from simdmodel.couplings import is_coupling, parse_coupling
     from gpu_validate.device import device_info, profile_for_device
-    from gpu_validate.modules import coupling_defines
     from gpu_validate.validate import traversal_bounds
 
     from simdmodel.errors import InputError
@@ -103,7 +104,7 @@ def main(argv=None) -> int:
               "sources)", flush=True)
         for row in (r for r in rows if r["graph"] == spec):
             row["vs_fastest"] = row["gteps"] / best
-            notes = [row["bitmask_stores"]] if row["bitmask_stores"] not in (None, "claim") else []
+            notes = [row["bitmask_stores"]] if row["bitmask_stores"] not in (None, DEFAULT_BUILD[1]) else []
             notes += ["no spread"] if row["spread"] is False else []
             name = row["kernel"] + (f" ({', '.join(notes)})" if notes else "")
             print(f"  {name:>34} {row['gteps']:8.2f} GTEPS ({row['gteps_min']:.2f}..{row['gteps_max']:.2f}) "

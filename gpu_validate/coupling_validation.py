@@ -47,14 +47,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .modules import BITMASK_LOADS, BITMASK_STORES, recorded_build
+from .modules import BITMASK_LOADS, BITMASK_STORES, DEFAULT_BUILD, recorded_build
 
 KERNELS = ("expand-contract", "contract-expand", "two-phase", "hybrid")
 KEYS = ["graph", "kernel", "source"]
 
 
-def measure_graph(graph, labels, sources, profile, repeats: int, counts: int, bitmask_loads: str = "l1",
-                  bitmask_stores: str = "claim", spread: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
+def measure_graph(graph, labels, sources, profile, repeats: int, counts: int, bitmask_loads: str = DEFAULT_BUILD[0],
+                  bitmask_stores: str = DEFAULT_BUILD[1], spread: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(timed launches, counted launches with a `run` column) of every coupling and source on `graph`, by the
     kernels' build that `bitmask_loads` and `bitmask_stores` name (`modules.BITMASK_LOADS`, `BITMASK_STORES`),
     small launches spreading their lists with `spread` (`GpuCoupledBfs`)."""
@@ -275,9 +275,9 @@ def main(argv=None) -> int:
     parser.add_argument("--counts", type=int, default=3, help="instrumented runs per source (races vary)")
     parser.add_argument("--out", default="couplings")
     parser.add_argument("--measured", metavar="DIR", help="predict this earlier run again (no GPU)")
-    parser.add_argument("--bitmask-loads", choices=BITMASK_LOADS, default="l1",
+    parser.add_argument("--bitmask-loads", choices=BITMASK_LOADS, default=DEFAULT_BUILD[0],
                         help="the atomic lookup reads the bitmask through the L1 (default) or the L2 only")
-    parser.add_argument("--bitmask-stores", choices=BITMASK_STORES, default=BITMASK_STORES[0],
+    parser.add_argument("--bitmask-stores", choices=BITMASK_STORES, default=DEFAULT_BUILD[1],
                         help="only the lane that claims a vertex sets its bit, with an atomic OR (default), or every "
                         "lane that finds its bit unset stores the byte (seed 001's plain stores)")
     parser.add_argument("--no-spread", action="store_true",

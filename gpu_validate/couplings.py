@@ -37,8 +37,9 @@ MAX_LAUNCHES = 1 << 16
 class GpuCoupledBfs:
     """One graph on the GPU and the launches of `coupling` on it."""
 
-    def __init__(self, graph, coupling: Coupling, profile, instrumented: bool = False, bitmask_loads: str = "l1",
-                 bitmask_stores: str = "claim", spread: bool = True):
+    def __init__(self, graph, coupling: Coupling, profile, instrumented: bool = False,
+                 bitmask_loads: str = modules.DEFAULT_BUILD[0], bitmask_stores: str = modules.DEFAULT_BUILD[1],
+                 spread: bool = True):
         """`bitmask_loads`, `bitmask_stores`: the build (`modules.BITMASK_LOADS`, `BITMASK_STORES`): whether the
         atomic lookup reads the bitmask through the L1 or the L2 only, and who stores its bits (by default
         only the lane that claims a vertex, with an atomic OR). `spread`: launches of fewer CTAs than a full

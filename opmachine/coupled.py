@@ -93,11 +93,12 @@ class CoupledPredictor:
                                                  self.scratch)
         jobs, sectors, _, waited, hot = loads[0]
         atomics = {element: counter_jobs(trace, layout, element) for element in (QUEUE_SIZE, PIECE_COUNT)}
+        claims = claim_jobs(trace)
         instructions = launch_instructions(work, shape, self.arch, trace, atomics[QUEUE_SIZE],
-                                           bitmask_store_jobs(trace, layout))
+                                           bitmask_store_jobs(trace, layout), claims)
         path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
                                                                     critical)
-        latency = waited.sum(axis=0) + atomic_wait_ns(trace, atomics.values(), profile)
+        latency = waited.sum(axis=0) + atomic_wait_ns(trace, atomics.values(), profile, claims)
         mask_ns = bitmask_lookup_ns(trace, work.flags, graph.n, profile, work.atomic_or)
         memory_ns, bottleneck = launch_time(jobs, sectors, latency, hot, critical, path,
                                             counter_atomics(trace, atomics.values(), profile.physical_warps), mask_ns)
@@ -134,20 +135,24 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: 
     return pd.concat([table, predictor.times()], axis=1)
 
 
+def _first_sectors(trace) -> np.ndarray:
+    """Each job's first sector (-1 for a job of none)."""
+    first = np.full(trace.jobs, -1, dtype=np.int64)
+    has = np.diff(trace.ptr) > 0
+    first[has] = trace.sectors[trace.ptr[:-1][has]]
+    return first
+
+
 def counter_jobs(trace, layout, element: int) -> np.ndarray:
     """Which jobs of a coupled launch are atomics on counter `element` (`layout.QUEUE_SIZE`, `PIECE_COUNT`):
     the jobs of the one sector that holds it (only atomics touch the counters)."""
-    single = np.diff(trace.ptr) == 1
-    single[single] = trace.sectors[trace.ptr[:-1][single]] == layout.sector_of("counters", element)
-    return single
+    return (np.diff(trace.ptr) == 1) & (_first_sectors(trace) == layout.sector_of("counters", element))
 
 
 def bitmask_store_jobs(trace, layout) -> np.ndarray:
     """Which jobs of a coupled launch store into the bitmask (byte stores, or the claim build's atomic ORs):
     its OP jobs on the bitmask's sectors, one per lookup instruction with a storing lane (`kernels.couple`)."""
-    first = np.full(trace.jobs, -1, dtype=np.int64)
-    has = np.diff(trace.ptr) > 0
-    first[has] = trace.sectors[trace.ptr[:-1][has]]
+    first = _first_sectors(trace)
     base = layout.base_sector["bitmask"]
     end = layout.sector_of("bitmask", -(-layout.n // 32) - 1) + 1
     return (trace.server == OP) & (first >= base) & (first < end)
@@ -170,14 +175,15 @@ def claim_jobs(trace) -> np.ndarray:
     return after
 
 
-def atomic_wait_ns(trace, on_counters, profile) -> np.ndarray | float:
+def atomic_wait_ns(trace, on_counters, profile, claims=None) -> np.ndarray | float:
     """Per warp slot (`critical.launch_slots`), how much longer a coupled launch's atomics hold their warps than
-    loads of as many sectors: its claims (`claim_jobs`) and its atomics on the counters (`on_counters`: each
-    counter's `counter_jobs`), each `[atomic_latency].extra_ns(sectors)`; 0 without that section."""
+    loads of as many sectors: its claims (`claims`, `claim_jobs` when not given) and its atomics on the counters
+    (`on_counters`: each counter's `counter_jobs`), each `[atomic_latency].extra_ns(sectors)`; 0 without that
+    section."""
     latency = getattr(profile, "atomic_latency", None)
     if latency is None:
         return 0.0
-    atomic = claim_jobs(trace)
+    atomic = (claim_jobs(trace) if claims is None else claims).copy()
     for jobs in on_counters:
         atomic |= jobs
     slots = launch_slots(trace.warps, profile.physical_warps)
@@ -204,19 +210,18 @@ def bitmask_lookup_ns(trace, flags: np.ndarray, n: int, profile, atomic_or: bool
 
 
 def launch_instructions(work: LaunchWork, shape: LaunchShape, arch: str | None, trace,
-                        enqueues: np.ndarray, bitstores: np.ndarray) -> WarpInstructions | None:
+                        enqueues: np.ndarray, bitstores: np.ndarray, claims: np.ndarray) -> WarpInstructions | None:
     """A coupled launch's warp instructions from its kernel's SASS (`kernels.couple.listing_name`) and its trips
     (`instructions.coupled_trips`; `enqueues`: its jobs that are atomics on the queue counter, a fused
     lookup's enqueues; `bitstores`: its jobs that store into the bitmask, one per lookup instruction with a
     lane that sets its bit, `bitmask_store_jobs`; a lookup instruction's label reads and its compare-and-swaps,
-    `claim_jobs`, run the regions `probe` and `claim`); None without a listing (another architecture, a lookup
-    mode other than the default `atomic`, whose kernels are not listed)."""
+    `claims` from `claim_jobs`, run the regions `probe` and `claim`); None without a listing (another
+    architecture, a lookup mode other than the default `atomic`, whose kernels are not listed)."""
     warps = trace.warps
     name = listing_name(shape.phase)
     if arch is None or not has_listing(name, arch):
         return None
     code = kernel_code(name, arch)
-    claims = claim_jobs(trace)
     counted = {"enqueue": np.bincount(trace.warp[enqueues], minlength=warps),
                "probe": np.bincount(trace.warp[(trace.server == NF2) & ~claims], minlength=warps),
                "claim": np.bincount(trace.warp[claims], minlength=warps),

@@ -20,9 +20,9 @@ from .trips import (compact_trips, coupled_trips, expansion_lanes, expansion_tri
                     steps_per_warp, topo_lanes, topo_trips)
 
 __all__ = ["ALU_PIPE", "CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of",
-           "compact_trips", "coupled_trips", "expansion_lanes", "expansion_trips", "group_lanes", "has_listing", "hop_cycles", "instruction_class",
-           "kernel_code", "listing_name", "load_listing", "parse_listing", "phase_trips", "segment_lanes", "steps_per_warp",
-           "topo_lanes", "topo_trips", "trip_matrix"]
+           "compact_trips", "coupled_trips", "expansion_lanes", "expansion_trips", "group_lanes", "has_listing",
+           "hop_cycles", "instruction_class", "kernel_code", "listing_name", "load_listing", "parse_listing",
+           "phase_trips", "segment_lanes", "steps_per_warp", "topo_lanes", "topo_trips", "trip_matrix"]
 
 
 def has_listing(kernel: str, arch: str) -> bool:
