@@ -262,3 +262,14 @@ def test_bad_couplings_options_are_one_line(args, message, capsys):
     assert main(["couplings", "grid2d:side=30", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_the_couplings_command_offers_the_gpu_builds_with_their_default_first():
+    from gpu_validate.modules import BITMASK_STORES, DEFAULT_BUILD
+    from simdreport.arguments import build_parser
+
+    args = build_parser().parse_args(["couplings", "grid2d:side=30"])
+    assert args.bitmask_stores == DEFAULT_BUILD[1]
+    for build in BITMASK_STORES:
+        args = build_parser().parse_args(["couplings", "grid2d:side=30", "--bitmask-stores", build])
+        assert args.bitmask_stores == build
