@@ -17,6 +17,8 @@ from simdmodel.errors import InputError
 
 FIXED_SOURCES = {"topo": ("topo.cu", "bfs_topo"), "compact": ("compact.cu", "bfs_compact"),
                  "hold": ("hold.cu", "hold_until"), "empty": ("hold.cu", "empty_launch"),
+                 "store": ("hold.cu", "store_launch"),
+                 "touch-spin": ("hold.cu", "touch_and_spin"),
                  "spin": ("hold.cu", "spin_cycles"), "gather": ("gather.cu", "gather_random"),
                  "atomic-same": ("atomics.cu", "atomic_same"), "chase": ("atomics.cu", "chase"),
                  "atomic-after-loads": ("atomics.cu", "atomic_after_loads"),
@@ -74,8 +76,8 @@ def _module(file_name: str, instrumented: bool, expressions: tuple[str, ...], de
 
 
 def function(name: str, instrumented: bool = False):
-    """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty`, `spin`, `gather`, `atomic-same`, `chase`,
-    `atomic-after-loads`, `bitmask-rmw` or `bitmask-or`."""
+    """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty`, `store`, `touch-spin`, `spin`, `gather`,
+    `atomic-same`, `chase`, `atomic-after-loads`, `bitmask-rmw` or `bitmask-or`."""
     file_name, entry = FIXED_SOURCES[name]
     return _module(file_name, instrumented, ()).get_function(entry)
 

@@ -18,8 +18,18 @@ the model's assumption that a launch's fixed cost does not depend on the kernel 
 could prepare a launch while a long kernel runs and hide part of it): on the H200 and the H100 none
 is hidden, every target is within noise of its back-to-back time (`tests/fixtures/overheads/`).
 
-    python -m gpu_validate.overheads --gpu h200 [--launches 640] [--placements 32] [--after]
-        [--sizes [--write opmachine/profiles/h200.toml]]
+    python -m gpu_validate.overheads --gpu h200 [--launches 640] [--placements 32] [--after] [--sizes] [--stores]
+        [--write opmachine/profiles/h200.toml]
+
+With `--stores`, the empty kernel is timed beside the same kernel with one store in thread 0 of
+each block (`measure_stores`), on grids of one block to two full waves, and on a full wave with
+one block in 2, 8 or 32 storing, or block 0 alone; and a 2 us spin kernel beside the same spin
+with a store before or after it, or a load before it, on one block, one block an SM and a full
+wave. The difference is what a launch whose blocks store pays beyond one that does not: a store no
+warp waits for still costs its launch that much, at its end where a store before the spin and one
+after it cost the same (`tests/fixtures/overheads/README.md` says what the GPUs gave). `--write`
+puts the empty kernel's rows in which every block stores into the profile's [store_flush]
+(`opmachine.profile.store_flush` says how the model uses it).
 
 With `--sizes`, the compaction is also timed on edgeless graphs of 1 to 4M vertices
 (`measure_compactions`): the profile's [compaction] times by graph size, which `--write` puts in a
@@ -169,6 +179,74 @@ def measure_after(profile, pairs: int) -> list[dict]:
     return rows
 
 
+STORE_EVERY = (2, 8, 32)
+"""On a full wave, `measure_stores` also lets one block in each of these store (and block 0 alone)."""
+
+STORE_SPIN_US = 2
+"""The spin kernels `measure_stores` times with and without a memory access, in microseconds."""
+
+SPIN_ACCESSES = {"load_before": 0, "store_before": 1, "store_after": 2}
+"""The `touch_and_spin` accesses `measure_stores` times (its `access` argument): thread 0 of each block loads
+or stores one word before the spin, or stores it after."""
+
+
+def store_grids(profile) -> list[int]:
+    """Grids `measure_stores` times: 1 to 16 blocks, then a quarter, half, one and two blocks an SM, then
+    a full wave and two."""
+    from opmachine.kernels import DEFAULT_BLOCK
+
+    wave = profile.full_wave_grid(DEFAULT_BLOCK)
+    return sorted({1, 2, 4, 8, 16, max(profile.sms // 4, 1), max(profile.sms // 2, 1), profile.sms, 2 * profile.sms,
+                   wave, 2 * wave})
+
+
+def store_cases(profile) -> list[tuple[str, str, int, int]]:
+    """(kernel, access, grid, every) of each `measure_stores` row: the empty kernel against `store_launch`
+    with every `every`-th block storing, on `store_grids` and on a full wave of which fewer blocks store;
+    the spin kernel against `touch_and_spin` with each of SPIN_ACCESSES on one block, one block an SM and a
+    full wave."""
+    from opmachine.kernels import DEFAULT_BLOCK
+
+    wave = profile.full_wave_grid(DEFAULT_BLOCK)
+    cases = [("empty", "store", grid, 1) for grid in store_grids(profile)]
+    cases += [("empty", "store", wave, every) for every in (*STORE_EVERY, wave)]
+    cases += [("spin", access, grid, 1) for access in SPIN_ACCESSES for grid in (1, profile.sms, wave)]
+    return cases
+
+
+def measure_stores(profile, pairs: int) -> list[dict]:
+    """Each `store_cases` kernel timed alternately back to back with its copy that accesses memory, `pairs`
+    times each: one row per case with both medians, their difference and the blocks that store."""
+    from opmachine.kernels import DEFAULT_BLOCK
+
+    from . import modules
+    from .device import device_info, require_gpu
+    from .timing import time_launches
+
+    cp = require_gpu()
+    empty, store = modules.function("empty"), modules.function("store")
+    spin, touch = modules.function("spin"), modules.function("touch-spin")
+    wave = profile.full_wave_grid(DEFAULT_BLOCK)
+    words = cp.zeros(64 * 2 * wave, dtype=cp.int32)
+    cycles = np.int64(STORE_SPIN_US * device_info()["sm_clock_mhz"])
+    rows = []
+    for kernel, access, grid, every in store_cases(profile):
+        if kernel == "empty":
+            pair = [functools.partial(empty, (grid,), (DEFAULT_BLOCK,), ()),
+                    functools.partial(store, (grid,), (DEFAULT_BLOCK,), (words, np.int32(every)))]
+        else:
+            how = np.int32(SPIN_ACCESSES[access])
+            pair = [functools.partial(spin, (grid,), (DEFAULT_BLOCK,), (cycles,)),
+                    functools.partial(touch, (grid,), (DEFAULT_BLOCK,), (words, cycles, how))]
+        time_launches(cp, pair * 16)  # warm-up, compilation included
+        times = np.asarray(time_launches(cp, pair * pairs))
+        without, with_access = (round(float(np.median(times[k::2])), 1) for k in (0, 1))
+        rows.append({"kernel": kernel, "access": access, "grid": int(grid),
+                     "storing_blocks": 0 if access == "load_before" else -(-grid // every),
+                     "without_ns": without, "with_ns": with_access, "added_ns": round(with_access - without, 1)})
+    return rows
+
+
 def derive(times: dict) -> dict:
     """The profile's numbers from the measured medians (see the module docstring)."""
     return {"launch_overhead_ns": times["empty_one_block_ns"],
@@ -185,9 +263,12 @@ def main(argv=None) -> int:
                         help="also time the compaction on edgeless graphs of 1 to 4M vertices (see measure_compactions)")
     parser.add_argument("--after", action="store_true",
                         help="also time each target launch after predecessors of chosen lengths (see above)")
+    parser.add_argument("--stores", action="store_true",
+                        help="also time the empty kernel beside one whose blocks store a word (see above)")
     parser.add_argument("--write", metavar="PROFILE.toml",
-                        help="with --sizes: write the compaction times into this copy of the --gpu profile as its "
-                             "[compaction] section (every other line kept)")
+                        help="with --sizes or --stores: write the compaction times or the store costs into this copy "
+                             "of the --gpu profile as its [compaction] or [store_flush] section (every other line "
+                             "kept)")
     args = parser.parse_args(argv)
     from opmachine.profile import load_profile, write_gpu_section
     from simdmodel.errors import InputError
@@ -198,8 +279,9 @@ def main(argv=None) -> int:
         if value < 1:
             print(f"error: {flag} must be at least 1, got {value}", file=sys.stderr)
             return 2
-    if args.write and not args.sizes:
-        print("error: --write writes the compaction times, which --sizes measures", file=sys.stderr)
+    if args.write and not (args.sizes or args.stores):
+        print("error: --write writes the compaction times (--sizes) or the store costs (--stores); ask for one",
+              file=sys.stderr)
         return 2
     try:
         profile = load_profile(args.gpu, kind="gpu")
@@ -209,10 +291,16 @@ def main(argv=None) -> int:
                                                          args.placements, COMPACTION_SIZES)
         if args.after:
             numbers["after"] = measure_after(profile, max(args.launches // 4, 16))
+        if args.stores:
+            numbers["stores"] = measure_stores(profile, args.launches)
         record = {**run_record("python -m gpu_validate.overheads", argv),
                   **{k: round(v, 1) if isinstance(v, float) else v for k, v in numbers.items()}}
         if args.write:
-            write_gpu_section(args.write, profile, "compaction", compaction_costs(record))
+            written = profile
+            if args.sizes:
+                written = write_gpu_section(args.write, written, "compaction", compaction_costs(record))
+            if args.stores:
+                write_gpu_section(args.write, written, "store_flush", store_flush_costs(record))
     except (GpuUnavailable, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -230,6 +318,17 @@ def compaction_costs(record: dict):
     return CompactionCosts(tuple(r["n"] for r in rows), tuple(r["compact_ns"] for r in rows),
                            tuple(r["compact_p10_ns"] for r in rows), tuple(r["compact_p90_ns"] for r in rows),
                            run_of(record))
+
+
+def store_flush_costs(record: dict):
+    """The profile's [store_flush] (opmachine.profile.StoreFlush) from a `--stores` record: the rows in which
+    every block of the grid stores, each one's store launch less its empty one (at least 0)."""
+    from opmachine.profile import StoreFlush
+
+    from .device import run_of
+
+    rows = [r for r in record["stores"] if r["kernel"] == "empty" and r["storing_blocks"] == r["grid"]]
+    return StoreFlush(tuple(r["grid"] for r in rows), tuple(max(r["added_ns"], 0.0) for r in rows), run_of(record))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, SplitFill, compa
                       compact_warp_steps, expansion_jobs, hand_back, spare_buffer, topo_jobs)
 from .layout import layout_for
 from .machine import OperatorMachine, Server
+from .store_flush import store_flush_ns, storing_blocks, stores_per_warp
 from .memory import (L2_MODELS, MRC_CAPACITIES_BYTES, LaunchScratch, jobs_per_warp, l2_geometry, pass_through_l2,
                      simulate_launch_loads)
 
@@ -67,7 +68,7 @@ PER_LEVEL_COLUMNS = (
     "level", "kernel", "phase", "block", "grid", "frontier_vertices", "frontier_edges",
     *(f"jobs_{s.lower()}" for s in SERVERS), "jobs_total", "w_max", *COUNT_COLUMNS,
     "v_l2h", "v_rbh", "v_rbm", "v_dram", "load", "mlp_l2h", "mlp_rbh", "mlp_rbm", "mlp_dram",
-    "bottleneck", "predicted_ns", "fixed_ns", "mode", *INSTRUCTION_COLUMNS,
+    "bottleneck", "predicted_ns", "fixed_ns", "store_flush_ns", "storing_blocks", "mode", *INSTRUCTION_COLUMNS,
 )
 
 
@@ -213,11 +214,12 @@ def _w_max(per_warp: np.ndarray, physical_warps: int) -> int:
 
 
 def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, profile, load, mode,
-                critical=None, instructions=None, vertices: int = 1):
+                critical=None, instructions=None, vertices: int = 1, stored: int = 0):
     """One per-level row; `critical` = (memory ns, bottleneck) from `opmachine.critical` replaces
     Eq. 4's time and bottleneck (the load and MLP columns stay Eq. 4's estimate); `instructions`
     (`instructions.WarpInstructions`) gives the instruction columns; `vertices` is the size a
-    compaction's `fixed_ns` is taken at (the row records its `fixed_ns`)."""
+    compaction's `fixed_ns` is taken at (the row records its `fixed_ns`); `stored`, the blocks with a
+    store, whose [store_flush] cost the predicted time gains (`store_flush_ns`)."""
     jobs = int(counts[:, 0].sum())
     w_max = _w_max(per_warp, profile.physical_warps)
     row = {"level": level, "kernel": kernel_label, "phase": phase, "block": launch.block, "grid": launch.grid,
@@ -234,6 +236,9 @@ def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, cou
     if critical is not None:
         row["predicted_ns"] = critical[0] + row["fixed_ns"]
         row["bottleneck"] = critical[1]
+    row["storing_blocks"] = int(stored)
+    row["store_flush_ns"] = store_flush_ns(profile, stored)
+    row["predicted_ns"] += row["store_flush_ns"]
     row["mode"] = mode
     row.update(instructions.totals() if instructions is not None else dict.fromkeys(INSTRUCTION_COLUMNS, np.nan))
     return row
@@ -277,11 +282,12 @@ class _Timing:
         return took, (loads, path)
 
     def add(self, level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, trace, loads,
-            instructions):
-        """The row of one launch (and its counters-mode row when the launch was measured)."""
+            instructions, stored=0):
+        """The row of one launch (and its counters-mode row when the launch was measured); `stored`: its blocks
+        with a store."""
         took, slots = (None, None) if trace is None else self.time_of(trace, loads, instructions, (level, phase))
         row = _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, self.profile,
-                          self.load, self.mode, took, instructions, self.scan_n)
+                          self.load, self.mode, took, instructions, self.scan_n, stored)
         self.rows.append(row)
         if self.measured is not None and (level, phase) in self.measured:
             self.counted.append(self.count_row(row, (level, phase), slots))
@@ -304,6 +310,7 @@ class _Timing:
             memory, instructions = scale_slots(loads, path, targets, self.critical.latency_ns[:, 1])
             took = self.less_baseline(launch_time(*memory, self.critical, instructions), row["phase"])
             out.update(predicted_ns=took[0] + row["fixed_ns"], bottleneck=took[1])
+        out["predicted_ns"] += row["store_flush_ns"]
         return out
 
 
@@ -551,7 +558,9 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         loads = []
         if trace is None:
             counts, per_warp = compact_counts(graph.n, next_front(level), launch.warps, profile.dram_block_bytes)
+            stored = storing_blocks(compact_warp_steps(graph.n, next_front(level), launch.warps)[1], launch.block)
         else:
+            stored = storing_blocks(stores_per_warp(trace), launch.block)
             counts, misses_at, loads = simulate_launch_loads(trace, layout, profile, l2_model, l2_state, models,
                                                              scratch)
             per_warp = loads[0][0] if loads else jobs_per_warp(trace)  # the pass's jobs per slot serve as well
@@ -564,7 +573,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             front_size, front_edges = frontiers.frontier(level).size, int(edge_sizes[level])
         for timing, launch_loads in zip(timings, loads or [None] * len(timings)):
             timing.add(level, kernel.label, phase, launch, front_size, front_edges, counts, per_warp, trace,
-                       launch_loads, instructions)
+                       launch_loads, instructions, stored)
         server_rows.extend(_server_rows(level, phase, counts))
         if shared is not None and phase == "compact":
             shared.rows[compaction_code, level] = [timing.rows[-1] for timing in timings], server_rows[-len(SERVERS):]

@@ -17,6 +17,7 @@ loads), `atomics` (the [atomics] time of atomics on one word), `atomic_latency` 
 [atomic_latency] wait of an atomic beyond a load's), `bitmask` (the [bitmask] rates of
 lookups that store their byte back), `l2_capacity` (the [l2_capacity] the model's L2 simulates),
 `l2_partitions` (the [l2_partitions]: a warp's L2 hit within and across the L2's partitions),
+`store_flush` (the [store_flush] a launch whose blocks store adds at its end),
 `loading` (shipped names and paths),
 `writing` (measured profiles written, validated and moved into place), `errors`.
 """
@@ -27,6 +28,7 @@ from .compaction import CompactionCosts
 from .gather import GatherRates
 from .l2_capacity import L2Capacity
 from .l2_partitions import L2Partitions
+from .store_flush import StoreFlush
 from .cpu_profile import CacheLevel, CPUProfile, LoopCosts
 from .curve import Curve, closed_queue_curve
 from .errors import ProfileError, ProfileKindError
@@ -87,6 +89,7 @@ __all__ = [
     "RUN_ORIGINS",
     "SAME_SECTOR_CURVE",
     "SERVER_CURVES",
+    "StoreFlush",
     "available_profiles",
     "closed_queue_curve",
     "hardware_origin",

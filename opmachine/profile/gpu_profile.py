@@ -16,6 +16,7 @@ from .bitmask import BitmaskRates, parse_bitmask
 from .gather import GatherRates, parse_gather
 from .l2_capacity import L2Capacity, parse_l2_capacity
 from .l2_partitions import L2Partitions, parse_l2_partitions
+from .store_flush import StoreFlush, parse_store_flush
 from .curve import Curve
 from .instructions import InstructionCosts, parse_instructions
 from .schema import (
@@ -36,7 +37,8 @@ __all__ = ["GPUProfile", "parse_gpu"]
 
 _MEASURED_PARSERS = {"compaction": parse_compaction, "gather": parse_gather, "atomics": parse_atomics,
                      "bitmask": parse_bitmask, "atomic_latency": parse_atomic_latency,
-                     "l2_capacity": parse_l2_capacity, "l2_partitions": parse_l2_partitions}
+                     "l2_capacity": parse_l2_capacity, "l2_partitions": parse_l2_partitions,
+                     "store_flush": parse_store_flush}
 MEASURED_SECTIONS = tuple(_MEASURED_PARSERS)
 """The optional tables a microbenchmark measures, each with its own [TABLE.provenance] and a GPUProfile
 field of its name: the order a rendered profile writes them in."""
@@ -51,7 +53,8 @@ class GPUProfile:
     them. `hardware_provenance` maps each [hardware] key to where its value comes from, when the
     file records it (`field_provenance` joins the two). `instructions` holds the measured costs of
     warp instructions and shared-memory accesses ([instructions]), or None where none were measured;
-    `compaction` the measured compaction time by graph size ([compaction]), or None.
+    `compaction` the measured compaction time by graph size ([compaction]), or None; `store_flush` what a
+    launch whose blocks store adds at its end ([store_flush]), or None (no such cost).
     """
 
     name: str
@@ -88,6 +91,7 @@ class GPUProfile:
     atomic_latency: AtomicLatency | None = None
     l2_capacity: L2Capacity | None = None
     l2_partitions: L2Partitions | None = None
+    store_flush: StoreFlush | None = None
 
     @property
     def physical_warps(self) -> int:

@@ -15,8 +15,9 @@ The knobs, and what a factor f changes (everything else, curves included, stays 
 - `l2bw`: L2 bandwidth x f, the same rule on `l2_bandwidth_gbs` and the L2-hit curves.
 - `sms`: the SM count x f, rounded, at least 1 (more resident warps and more issue slots; the
   per-SM figures and the GPU-wide service curves stay).
-- `launch`: the per-launch constants x f: `launch_overhead_ns`, `grid_scan_ns` and the
-  `[compaction]` table (what, say, CUDA graphs or a cheaper scan would save).
+- `launch`: the per-launch constants x f: `launch_overhead_ns`, `grid_scan_ns`, the
+  `[compaction]` table and the `[store_flush]` costs (what, say, CUDA graphs or a cheaper scan would
+  save).
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ KNOBS = {
     "dram": "DRAM bandwidth (dram_bandwidth_gbs and the DRAM service curves' floor)",
     "l2bw": "L2 bandwidth (l2_bandwidth_gbs and the L2-hit service curves' floor)",
     "sms": "SM count",
-    "launch": "per-launch constants (launch overhead, grid scan, compaction table)",
+    "launch": "per-launch constants (launch overhead, grid scan, compaction table, store flush)",
 }
 """Each what-if knob and the hardware figure it scales."""
 KNOB_FIELDS = {"l2": "l2_bytes", "dram": "dram_bandwidth_gbs", "l2bw": "l2_bandwidth_gbs", "sms": "sms",
@@ -156,6 +157,8 @@ def derive_profile(profile: GPUProfile, changes: dict[str, float]) -> GPUProfile
             fields["launch_overhead_ns"] = profile.launch_overhead_ns * factor
             fields["grid_scan_ns"] = profile.grid_scan_ns * factor
             fields["compaction"] = _scaled_compaction(profile.compaction, factor)
+            if profile.store_flush is not None:
+                fields["store_flush"] = profile.store_flush.scaled(factor)
     label = format_what_if(changes)
     if not label:  # every factor 1
         return profile

@@ -1,7 +1,7 @@
 """Writing measured GPU profiles: TOML text in the schema's layout, checked by loading it back, then
 moved into place (a temporary file beside the target, validated, renamed: nothing half-written).
 The [instructions] section and the measured sections (`gpu_profile.MEASURED_SECTIONS`: [compaction],
-[gather], [atomics], [bitmask], [atomic_latency], [l2_capacity], [l2_partitions]) are written at the end
+[gather], [atomics], [bitmask], [atomic_latency], [l2_capacity], [l2_partitions], [store_flush]) are written at the end
 of a profile, with comments saying what the numbers are and how they were measured; `write_gpu_instructions` and
 `write_gpu_section` add or replace one in a profile file and keep everything else in that file as it is."""
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .compaction import CompactionCosts
 from .atomic_latency import AtomicLatency
 from .l2_capacity import L2Capacity
 from .l2_partitions import L2Partitions
+from .store_flush import StoreFlush
 from .atomics import AtomicCosts
 from .bitmask import BitmaskRates
 from .gather import GatherRates
@@ -44,7 +45,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
                        compaction: CompactionCosts | None = None, gather: GatherRates | None = None,
                        atomics: AtomicCosts | None = None, bitmask: BitmaskRates | None = None,
                        atomic_latency: AtomicLatency | None = None, l2_capacity: L2Capacity | None = None,
-                       l2_partitions: L2Partitions | None = None) -> str:
+                       l2_partitions: L2Partitions | None = None, store_flush: StoreFlush | None = None) -> str:
     """The TOML text of a measured GPU profile (`measured = true`), in the layout of the shipped files.
 
     `hardware` maps every key of GPU_HARDWARE_KEYS to its value; `curves` maps curve names to
@@ -52,8 +53,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     (the run). `header` lines become `#` comments at the top, `hardware_notes` a `# note` after a
     [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
     `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`),
-    and `compaction`, `gather`, `atomics`, `bitmask`, `atomic_latency`, `l2_capacity`, `l2_partitions` the measured
-    sections of those names (`measured_section`).
+    and `compaction`, `gather`, `atomics`, `bitmask`, `atomic_latency`, `l2_capacity`, `l2_partitions`,
+    `store_flush` the measured sections of those names (`measured_section`).
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
     """
@@ -111,7 +112,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     if instructions is not None:
         text += "\n" + instruction_section(instructions, label, instructions_notes)
     measured = dict(compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask,
-                    atomic_latency=atomic_latency, l2_capacity=l2_capacity, l2_partitions=l2_partitions)
+                    atomic_latency=atomic_latency, l2_capacity=l2_capacity, l2_partitions=l2_partitions,
+                    store_flush=store_flush)
     for table in MEASURED_SECTIONS:
         if measured[table] is not None:
             text += "\n" + measured_section(table, measured[table], label)
@@ -284,13 +286,18 @@ _MEASURED = {  # table -> (what it holds, its integer-valued arrays, the comment
                       "ns to load `sectors` sectors that are all in its SM's partition or all only in the other (a "
                       "chase timed by CUDA events, median over four SMs); opmachine.profile.l2_partitions says how the "
                       "model uses it."),
+    "store_flush": (StoreFlush, ("blocks",),
+                    "[store_flush]: ns a launch whose `blocks` blocks each store one word takes beyond the empty "
+                    "launch timed alternately with it (medians, at least 0); opmachine.profile.store_flush says how "
+                    "the model uses it."),
 }
 assert tuple(_MEASURED) == MEASURED_SECTIONS
 
 
 def measured_section(table: str, value, label: str) -> str:
     """The [`table`] and [`table`.provenance] tables of one measured section (MEASURED_SECTIONS: `value` a
-    CompactionCosts, GatherRates, AtomicCosts, BitmaskRates, AtomicLatency, L2Capacity or L2Partitions) as
+    CompactionCosts, GatherRates, AtomicCosts, BitmaskRates, AtomicLatency, L2Capacity, L2Partitions or
+    StoreFlush) as
     TOML text, after a comment saying what they are; ProfileError naming the key on a value the text cannot
     carry."""
     if table not in _MEASURED:

@@ -1,0 +1,45 @@
+"""What a launch's stores add at its end: the profile's [store_flush] cost for the blocks that store.
+
+No warp waits for its own store (`opmachine.critical`), yet a launch in which blocks store ends later
+than the same launch without the stores, by a measured amount that depends on how many blocks
+stored, not on when (`opmachine.profile.store_flush`). The model counts the blocks of a launch with
+at least one store job (OP: a level set by an expansion or `topo`, a queue entry written by a
+compaction) and adds the profile's cost for that many.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .kernels._jobs import OP
+
+__all__ = ["store_flush_ns", "storing_blocks", "stores_per_warp"]
+
+
+@numba.njit(cache=True, nogil=True)
+def _stores_per_warp(server, warp, warps, op):
+    out = np.zeros(warps, dtype=np.int64)
+    for j in range(server.size):
+        if server[j] == op:
+            out[warp[j]] += 1
+    return out
+
+
+def stores_per_warp(trace) -> np.ndarray:
+    """Store (OP) jobs per launched warp of a launch's JobTrace."""
+    return _stores_per_warp(trace.server, trace.warp, trace.warps, OP)
+
+
+def storing_blocks(stores: np.ndarray, block: int) -> int:
+    """Blocks of `block` threads with at least one store, from the stores per launched warp (warp w in block
+    w // (block / 32))."""
+    stores = np.asarray(stores)
+    warps_per_block = max(block // 32, 1)
+    padded = np.pad(stores > 0, (0, -stores.size % warps_per_block))
+    return int(np.count_nonzero(padded.reshape(-1, warps_per_block).any(axis=1)))
+
+
+def store_flush_ns(profile, blocks: int) -> float:
+    """The ns a launch with `blocks` storing blocks adds at its end: [store_flush] at that count, 0 for a
+    profile without the table."""
+    return 0.0 if profile.store_flush is None else profile.store_flush.at(blocks)
