@@ -37,12 +37,15 @@ from .kernels.couple import (CONTRACT_ITEMS, CTA_SIZE, CTA_WARPS, LaunchShape, c
 from .layout import PIECE_COUNT, QUEUE_SIZE, coupled_layout_for
 from .memory import LaunchScratch, l2_geometry, simulate_launch_loads
 from .predict import INSTRUCTION_COLUMNS
+from .store_flush import store_flush_ns, storing_blocks, stores_per_warp
 
 TIME_COLUMNS = ("grid", "jobs", "l2_sectors", "l2_hits", "dram_sectors", "inst_executed", "shared_ld_inst",
-                "shared_st_inst", "alu_pipe_inst", "memory_ns", "fixed_ns", "predicted_ns", "bottleneck")
+                "shared_st_inst", "alu_pipe_inst", "memory_ns", "fixed_ns", "store_flush_ns", "predicted_ns",
+                "bottleneck")
 """What `predict_coupled_bfs` adds to each launch of `coupled_launches`: its CTAs, jobs and sectors, warp
 instructions, shared-memory loads and stores and ALU-pipe instructions (NaN without a listing), the
-critical-path time of its jobs and instructions, the launch overhead, their sum and the bottleneck."""
+critical-path time of its jobs and instructions, the launch overhead, what its storing blocks add at its
+end ([store_flush], `opmachine.store_flush`), their sum and the bottleneck."""
 
 
 class _QueueSlots:
@@ -106,12 +109,13 @@ class CoupledPredictor:
         if work.flags.size and work.phase != "contract-expand":
             self.enqueued = start + int(np.count_nonzero(work.flags & KEPT))
         fixed = float(profile.launch_overhead_ns)
+        flush = store_flush_ns(profile, storing_blocks(stores_per_warp(trace), DEFAULT_BLOCK))
         self.rows.append({"grid": grid, "jobs": int(fields["jobs"]), "l2_sectors": int(fields["l2_sectors"]),
                           "l2_hits": int(fields["l2_hits"]), "dram_sectors": int(fields["dram_sectors"]),
                           **(dict.fromkeys(INSTRUCTION_COLUMNS, np.nan)
                              if instructions is None else instructions.totals()),
-                          "memory_ns": memory_ns, "fixed_ns": fixed, "predicted_ns": memory_ns + fixed,
-                          "bottleneck": bottleneck})
+                          "memory_ns": memory_ns, "fixed_ns": fixed, "store_flush_ns": flush,
+                          "predicted_ns": memory_ns + fixed + flush, "bottleneck": bottleneck})
 
     def times(self) -> pd.DataFrame:
         """One row of TIME_COLUMNS per launch observed."""

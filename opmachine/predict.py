@@ -32,9 +32,9 @@ from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, SplitFill, compa
                       compact_warp_steps, expansion_jobs, hand_back, spare_buffer, topo_jobs)
 from .layout import layout_for
 from .machine import OperatorMachine, Server
-from .store_flush import store_flush_ns, storing_blocks, stores_per_warp
 from .memory import (L2_MODELS, MRC_CAPACITIES_BYTES, LaunchScratch, jobs_per_warp, l2_geometry, pass_through_l2,
                      simulate_launch_loads)
+from .store_flush import store_flush_ns, storing_blocks, stores_per_warp
 
 MEMORY_MACHINE = OperatorMachine(
     "GPU memory, seed 003 Fig. 5",

@@ -221,6 +221,12 @@ def test_a_predicted_bfs_has_one_timed_row_per_launch(label):
     pd.testing.assert_frame_equal(table[list(launches.columns)], launches)
     assert list(table.columns) == [*launches.columns, *TIME_COLUMNS]
     assert (table["predicted_ns"] >= table["fixed_ns"]).all() and (table["fixed_ns"] > 0).all()
+    assert table["predicted_ns"].to_numpy() == pytest.approx(
+        (table["memory_ns"] + table["fixed_ns"] + table["store_flush_ns"]).to_numpy())
+    # a launch that stores (queue entries, labels, bitmask bytes) pays [store_flush] for at least one block
+    flush = table["store_flush_ns"]
+    assert ((flush == 0) | (flush >= min(H200.store_flush.ns))).all() and (flush <= max(H200.store_flush.ns)).all()
+    assert (flush > 0).sum() > len(table) / 2
     assert (table["grid"] <= FULL_WAVE).all()
     listed = coupling.mode == "atomic"  # the package lists the default lookup's kernels only
     assert table["inst_executed"].notna().all() == listed and table["inst_executed"].isna().all() != listed
