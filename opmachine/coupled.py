@@ -95,10 +95,11 @@ class CoupledPredictor:
         counts, _, loads = simulate_launch_loads(trace, layout, profile, "setassoc", self.state, [critical],
                                                  self.scratch)
         jobs, sectors, _, waited, hot = loads[0]
-        atomics = {element: counter_jobs(trace, layout, element) for element in (QUEUE_SIZE, PIECE_COUNT)}
+        first = first_sectors(trace)
+        atomics = {element: counter_jobs(trace, layout, element, first) for element in (QUEUE_SIZE, PIECE_COUNT)}
         claims = claim_jobs(trace)
         instructions = launch_instructions(work, shape, self.arch, trace, atomics[QUEUE_SIZE],
-                                           bitmask_store_jobs(trace, layout), claims)
+                                           bitmask_store_jobs(trace, layout, first), claims)
         path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
                                                                     critical)
         latency = waited.sum(axis=0) + atomic_wait_ns(trace, atomics.values(), profile, claims)
@@ -139,24 +140,28 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: 
     return pd.concat([table, predictor.times()], axis=1)
 
 
-def _first_sectors(trace) -> np.ndarray:
-    """Each job's first sector (-1 for a job of none)."""
+def first_sectors(trace) -> np.ndarray:
+    """Each job's first sector (-1 for a job of none): what `counter_jobs` and `bitmask_store_jobs` test, found
+    once a launch."""
     first = np.full(trace.jobs, -1, dtype=np.int64)
     has = np.diff(trace.ptr) > 0
     first[has] = trace.sectors[trace.ptr[:-1][has]]
     return first
 
 
-def counter_jobs(trace, layout, element: int) -> np.ndarray:
+def counter_jobs(trace, layout, element: int, first: np.ndarray | None = None) -> np.ndarray:
     """Which jobs of a coupled launch are atomics on counter `element` (`layout.QUEUE_SIZE`, `PIECE_COUNT`):
-    the jobs of the one sector that holds it (only atomics touch the counters)."""
-    return (np.diff(trace.ptr) == 1) & (_first_sectors(trace) == layout.sector_of("counters", element))
+    the jobs of the one sector that holds it (only atomics touch the counters); `first`: the launch's
+    `first_sectors`, found here when not given."""
+    first = first_sectors(trace) if first is None else first
+    return (np.diff(trace.ptr) == 1) & (first == layout.sector_of("counters", element))
 
 
-def bitmask_store_jobs(trace, layout) -> np.ndarray:
+def bitmask_store_jobs(trace, layout, first: np.ndarray | None = None) -> np.ndarray:
     """Which jobs of a coupled launch store into the bitmask (byte stores, or the claim build's atomic ORs):
-    its OP jobs on the bitmask's sectors, one per lookup instruction with a storing lane (`kernels.couple`)."""
-    first = _first_sectors(trace)
+    its OP jobs on the bitmask's sectors, one per lookup instruction with a storing lane (`kernels.couple`);
+    `first`: the launch's `first_sectors`, found here when not given."""
+    first = first_sectors(trace) if first is None else first
     base = layout.base_sector["bitmask"]
     end = layout.sector_of("bitmask", -(-layout.n // 32) - 1) + 1
     return (trace.server == OP) & (first >= base) & (first < end)

@@ -8,26 +8,17 @@ compaction) and adds the profile's cost for that many.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from .kernels._jobs import OP
+from .instructions import jobs_per_server
+from .kernels import OP
 
 __all__ = ["store_flush_ns", "storing_blocks", "stores_per_warp"]
 
 
-@numba.njit(cache=True, nogil=True)
-def _stores_per_warp(server, warp, warps, op):
-    out = np.zeros(warps, dtype=np.int64)
-    for j in range(server.size):
-        if server[j] == op:
-            out[warp[j]] += 1
-    return out
-
-
 def stores_per_warp(trace) -> np.ndarray:
-    """Store (OP) jobs per launched warp of a launch's JobTrace."""
-    return _stores_per_warp(trace.server, trace.warp, trace.warps, OP)
+    """Store (OP) jobs per launched warp of a launch's JobTrace (`instructions.jobs_per_server`'s OP row)."""
+    return jobs_per_server(trace)[OP]
 
 
 def storing_blocks(stores: np.ndarray, block: int) -> int:

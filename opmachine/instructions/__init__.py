@@ -16,13 +16,13 @@ import numpy as np
 from .blocks import block_events
 from .code import WAITS, KernelCode, kernel_code, trip_matrix
 from .listing import ALU_PIPE, CLASSES, Listing, instruction_class, load_listing, parse_listing
-from .trips import (compact_trips, coupled_trips, expansion_lanes, expansion_trips, group_lanes, phase_trips, segment_lanes,
-                    steps_per_warp, topo_lanes, topo_trips)
+from .trips import (compact_trips, coupled_trips, expansion_lanes, expansion_trips, group_lanes, jobs_per_server,
+                    phase_trips, segment_lanes, steps_per_warp, topo_lanes, topo_trips)
 
 __all__ = ["ALU_PIPE", "CLASSES", "WAITS", "KernelCode", "LaunchCode", "Listing", "WarpInstructions", "arch_of",
            "compact_trips", "coupled_trips", "expansion_lanes", "expansion_trips", "group_lanes", "has_listing",
-           "hop_cycles", "instruction_class", "kernel_code", "listing_name", "load_listing", "parse_listing",
-           "phase_trips", "segment_lanes", "steps_per_warp", "topo_lanes", "topo_trips", "trip_matrix"]
+           "hop_cycles", "instruction_class", "jobs_per_server", "kernel_code", "listing_name", "load_listing",
+           "parse_listing", "phase_trips", "segment_lanes", "steps_per_warp", "topo_lanes", "topo_trips", "trip_matrix"]
 
 
 def has_listing(kernel: str, arch: str) -> bool:

@@ -52,8 +52,8 @@ def _jobs_by_server(warp, server, warps):
     return out
 
 
-def _per_server(trace) -> np.ndarray:
-    """Jobs per launched warp, one row per server (one pass over the trace)."""
+def jobs_per_server(trace) -> np.ndarray:
+    """Jobs per launched warp, one row per server (SERVERS order; one pass over the trace)."""
     return _jobs_by_server(trace.warp, trace.server, trace.warps)
 
 
@@ -66,7 +66,7 @@ def steps_per_warp(units: int, unit_warps: int, warps: int) -> np.ndarray:
 
 
 def _common(trace, jobs: np.ndarray) -> dict:
-    """Trips every launch has, from its jobs per warp by server (`_per_server`)."""
+    """Trips every launch has, from its jobs per warp by server (`jobs_per_server`)."""
     return {"warp": np.ones(trace.warps), "vertex": jobs[ERL] / 2, "round": jobs[EDL], "store": jobs[OP]}
 
 
@@ -76,14 +76,14 @@ def _with_active(trips: dict) -> dict:
 
 def topo_trips(trace) -> dict:
     """Trips per warp of a `topo` launch."""
-    jobs = _per_server(trace)
+    jobs = jobs_per_server(trace)
     return _with_active({**_common(trace, jobs), "step": jobs[ANI]})
 
 
 def expansion_trips(trace, geometry, front_size: int) -> dict:
     """Trips per warp of an expansion over a queue of `front_size` entries with the strategy's `geometry`."""
     units = -(-front_size // geometry.unit_entries)
-    common = _common(trace, _per_server(trace))
+    common = _common(trace, jobs_per_server(trace))
     search = int(np.ceil(np.log2(geometry.unit_entries))) if geometry.unit_entries > 1 else 0
     return _with_active({**common, "step": steps_per_warp(units, geometry.unit_warps, trace.warps),
                          "search": common["round"] * search})
