@@ -35,8 +35,9 @@ from .device import require_gpu
 from .timing import time_launches
 
 UNVISITED = -1
-TICKET_SLOTS = 1 << 16
+ARRIVAL_SLOTS = 1 << 16
 COMPACT_SHARED_LIMIT_BYTES = 48 * 1024  # dynamic shared memory a launch gets without opting in
+COMPACT_SCAN_ITEMS = 5  # cuda/compact.cu's SCAN_ITEMS: one block scans the counts of at most 5 * 256 blocks
 SERVER_COUNTERS = ("ani", "nf1", "erl", "edl", "nf2", "op")  # counters[2:8] in bfs_common.cuh
 LAUNCH_COLUMNS = ("kernel", "source", "level", "phase", "block", "grid", "frontier_vertices")
 TIME_COLUMNS = (*LAUNCH_COLUMNS, "time_ns", "time_ns_min", "repeats")
@@ -71,8 +72,13 @@ class GpuBfs:
         if self.compact_shared_bytes() > COMPACT_SHARED_LIMIT_BYTES:
             raise InputError(f"{graph.name}: {n} vertices need {self.chunks_per_warp} compaction chunks per warp, "
                              f"more than the kernel's {COMPACT_SHARED_LIMIT_BYTES} bytes of shared memory hold")
-        self.status = cp.zeros(self.full_wave, dtype=cp.uint64)  # one look-back word per compaction tile
-        self.tickets = cp.zeros(TICKET_SLOTS, dtype=cp.uint32)  # one tile counter per compaction launch
+        if self.full_wave > COMPACT_SCAN_ITEMS * DEFAULT_BLOCK:
+            raise InputError(f"a full wave of {self.full_wave} blocks is more than the compaction's scan takes "
+                             f"({COMPACT_SCAN_ITEMS * DEFAULT_BLOCK}): raise SCAN_ITEMS in cuda/compact.cu")
+        # The compaction's words (cuda/compact.cu): each tile's count, each tile's offset, the total, and one
+        # word a thread of the block that writes the offsets
+        self.status = cp.zeros(2 * self.full_wave + 1 + DEFAULT_BLOCK, dtype=cp.uint64)
+        self.arrivals = cp.zeros(ARRIVAL_SLOTS, dtype=cp.uint32)  # one arrival counter per compaction launch
         self.epoch = 0
         if kernel.data_driven:
             if kernel.expansion.block_size not in (None, DEFAULT_BLOCK):
@@ -80,6 +86,7 @@ class GpuBfs:
                                  f"not {kernel.expansion.block_size}")
             self.expand = modules.expansion(kernel.expansion, instrumented)
             self.compact = modules.function("compact", instrumented)
+            self._check_compaction_resident(cp, graph.name, profile.sms)
         else:
             self.expand = modules.function("topo", instrumented)
         self._frontiers: dict[int, Frontiers] = {}
@@ -105,6 +112,16 @@ class GpuBfs:
                      self.counters))
         return grid
 
+    def _check_compaction_resident(self, cp, name: str, sms: int) -> None:
+        """InputError unless a compaction's full wave fits on the GPU at once: each block waits for the
+        offset that the last block to arrive writes, so a block that could not start would hang them all."""
+        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(self.compact.kernel.ptr, DEFAULT_BLOCK,
+                                                                   self.compact_shared_bytes())
+        if per_sm * sms < self.full_wave:
+            raise InputError(f"{name}: a compaction of {self.n} vertices fits {per_sm} blocks an SM "
+                             f"({self.compact_shared_bytes()} bytes of shared memory each), fewer than its "
+                             f"full wave of {self.full_wave} blocks needs at once")
+
     def compact_shared_bytes(self) -> int:
         """Dynamic shared memory of a compaction block: one passing-lane mask per chunk of its tile."""
         return 4 * self.chunks_per_warp * (DEFAULT_BLOCK // 32)
@@ -115,19 +132,19 @@ class GpuBfs:
         if self.epoch >= 2**31:
             self.status.fill(0)
             self.epoch = 1
-        slot = self.epoch % TICKET_SLOTS
+        slot = self.epoch % ARRIVAL_SLOTS
         if slot == 0:  # every slot used once: clear them all (a launch's counter must start at 0)
-            self.tickets.fill(0)
+            self.arrivals.fill(0)
         self.compact((self.full_wave,), (DEFAULT_BLOCK,),
                      (self.num_nodes, np.int32(self.n), self.level, np.int32(level + 1), self.queue, self.status,
-                      np.uint32(self.epoch), self.tickets[slot:slot + 1], np.int32(self.chunks_per_warp),
+                      np.uint32(self.epoch), self.arrivals[slot:slot + 1], np.int32(self.chunks_per_warp),
                       self.counters),
                      shared_mem=self.compact_shared_bytes())
         return self.full_wave
 
     def next_size(self) -> int:
-        """The next frontier's size: the last tile's inclusive count."""
-        return int(self.status[self.full_wave - 1].get()) & 0xFFFFFFFF
+        """The next frontier's size: the total the last compaction wrote."""
+        return int(self.status[2 * self.full_wave].get()) & 0xFFFFFFFF
 
     # -- whole runs ------------------------------------------------------------------------------
 

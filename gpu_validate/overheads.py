@@ -6,9 +6,9 @@ Both are timed as the validation suite times BFS launches: back to back behind t
 - launch_overhead_ns: an empty kernel of one block (most expansions launch few blocks; an empty
   full-wave launch, as `topo` makes, is measured beside it for reference).
 - grid_scan_ns: the compaction kernel (`cuda/compact.cu`) on a one-node graph, minus the empty
-  one-block launch: its full-wave launch, tile ticket and decoupled look-back over one full wave
-  of blocks, which the model adds to each compaction launch (the prefix sum has no loads or
-  stores, so the memory machine does not see it). Its median over fresh allocations (`measure`
+  one-block launch: its full-wave launch, the blocks' counts and arrivals, the scan of every count
+  by the block that arrives last and each block's wait for its offset, which the model adds to each
+  compaction launch (the prefix sum has no loads or stores, so the memory machine does not see it). Its median over fresh allocations (`measure`
   says why), with the 10th and 90th percentiles beside it.
 
 With `--after`, each target launch (the empty one-block and full-wave kernels, the one-node
@@ -69,9 +69,10 @@ PLACEMENTS = 32
 def measure(profile, launches: int, placements: int = PLACEMENTS, seed: int = 1) -> dict:
     """Median ns per launch of the empty kernel (one block, full wave) and of a one-node compaction.
 
-    A compaction's fixed cost depends on where its look-back status words and tile ticket lie in
-    memory (their L2 slices: one H200 measured 12.7 to 18.5 us for the same launch on different
-    allocations, each stable within 0.5 us). So it is timed on `placements` fresh allocations, each
+    A compaction's fixed cost may depend on where its status words and arrival counter lie in
+    memory (their L2 slices: with a decoupled look-back, one H200 measured 12.7 to 18.5 us for the same
+    launch on different allocations; with today's scan by one block, 8.3 to 8.7 us). So it is timed on
+    `placements` fresh allocations, each
     behind a spacer of seeded random size, and the median over placements is the number a graph of
     unknown placement is predicted with; the 10th and 90th percentiles say how far one graph's
     compactions may sit from it."""

@@ -295,8 +295,9 @@ def run(plan: Plan, launches: int, seed: int, across: str) -> tuple[GPUProfile, 
     hardware["grid_scan_ns"] = round(launch["grid_scan_ns"], 1)
     sources["launch_overhead_ns"] = (f"measured: an empty one-block kernel, median of {launches} launches back to "
                                      "back behind the hold kernel (gpu_validate.overheads' method)")
-    sources["grid_scan_ns"] = ("measured: a one-node compaction (full-wave launch, tile ticket, decoupled "
-                               f"look-back; median over {launch['placements']} fresh allocations) minus the empty "
+    sources["grid_scan_ns"] = ("measured: a one-node compaction (full-wave launch, counts, arrivals, one block's "
+                               f"scan of the counts, offsets polled; median over {launch['placements']} fresh "
+                               "allocations) minus the empty "
                                "one-block launch, same launches")
     if plan.raw is not None:
         write_text(plan.raw, raw.to_csv(index=False, float_format="%.17g"))

@@ -145,8 +145,8 @@ def fixed_ns(profile, phase: str | None = None, vertices: int = 1) -> float:
     """A launch's time outside the memory machine. An expansion or `topo` launch: the launch
     overhead. A compaction of a graph of `vertices`: the profile's measured compaction time there
     ([compaction], `CompactionCosts.at`), or without that table the launch overhead plus
-    `grid_scan_ns` (the one-node compaction): the tile ticket and the grid-wide look-back that gives
-    each tile its queue offset, which have no frontier loads or stores, so no jobs. The model adds
+    `grid_scan_ns` (the one-node compaction): the counts, arrivals and scan that give each tile its
+    queue offset, which have no frontier loads or stores, so no jobs. The model adds
     each compaction's own critical-path time less `compaction_baseline_ns`, the part of it this
     measurement already holds."""
     if phase != "compact":
@@ -163,7 +163,7 @@ def compaction_baseline_ns(profile, code, critical, vertices: int = 1) -> float:
     level reads hit in the L2.
 
     That measurement already holds this launch's instructions and loads (every block reads its
-    tile's levels and runs the scan, barriers, ticket and look-back, data or not), so each
+    tile's levels and runs the scan, barriers, arrival and offset wait, data or not), so each
     compaction is charged its own critical-path time less this one; adding both would count the
     empty kernel's work twice.
     """

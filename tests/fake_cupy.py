@@ -65,6 +65,7 @@ class Kernel:
 
     def __init__(self, name, log, sms=132, clock_khz=1980000):
         self.name, self.log, self.sms, self.clock_khz = name, log, sms, clock_khz
+        self.kernel = types.SimpleNamespace(ptr=0)  # RawKernel.kernel: the cuda.Function (occupancy queries)
 
     def _instruction(self, grid, block, args):
         records, steps, ways, _sink = args
@@ -133,6 +134,14 @@ class Pinned(bytearray):
     ptr = 0
 
 
+SHARED_PER_SM = 228 * 1024
+
+
+def resident_blocks(function_ptr, block, dynamic_shared_bytes):
+    """Blocks of `block` threads an SM holds: 2048 threads and SHARED_PER_SM bytes of shared memory."""
+    return min(2048 // block, SHARED_PER_SM // max(int(dynamic_shared_bytes), 1))
+
+
 def fake_cupy(log=None, props=None, attributes=None):
     """A `cupy` module stand-in for a device of `props` (getDeviceProperties) and `attributes`
     (cudaDeviceGetAttribute by number); defaults PROPS and ATTRIBUTES."""
@@ -149,7 +158,8 @@ def fake_cupy(log=None, props=None, attributes=None):
     device = types.SimpleNamespace(id=0, synchronize=lambda: None)
     cp.cuda = types.SimpleNamespace(runtime=runtime, Device=lambda: device, Event=Event,
                                     get_elapsed_time=lambda a, b: (b.t - a.t) / 1e6,
-                                    alloc_pinned_memory=lambda size: Pinned(size))
+                                    alloc_pinned_memory=lambda size: Pinned(size), driver=types.SimpleNamespace(
+                                        occupancyMaxActiveBlocksPerMultiprocessor=resident_blocks))
     cp.random = types.SimpleNamespace(RandomState=np.random.RandomState)
 
     class RawModule:

@@ -224,14 +224,14 @@ def _error(table, column):
 
 
 def test_expansion_instructions_against_ncu(rmat_counts):
-    """Measured on an H100: scan's expansions within 0.2%, topo within 0.1%, sm-S and ws within 1% (with
+    """Measured on an H100: scan's expansions within 0.2%, topo within 0.1%, sm-S, ws and swc within 1.5% (with
     the lanes that leave the loop apart, `code.DIVERGENCE`; ws's shortfall is the two or three
     instructions per diverged step that no SASS line holds, see below); shared loads and stores of ws and
     scan exact."""
     table = rmat_counts[rmat_counts["phase"] != "compact"]
     bounds = {"scan": 0.002, "topo": 0.001}
     for kernel, group in table.groupby("kernel"):
-        assert _error(group, "inst_executed").abs().max() <= bounds.get(kernel, 0.01), kernel
+        assert _error(group, "inst_executed").abs().max() <= bounds.get(kernel, 0.015), kernel
     for kernel in ("ws", "scan"):
         group = table[table["kernel"] == kernel]
         assert (group["shared_ld_inst_model"] == group["shared_ld_inst"]).all()
@@ -334,12 +334,15 @@ def test_a_syncwarp_fallback_without_its_collective_is_refused():
         code_from_listing(parse_listing(text.replace("WARPSYNC.COLLECTIVE", "NOP"), "ws"), "sm_90")
 
 
-def test_compaction_instructions_are_a_lower_bound(rmat_counts):
-    """The compaction's look-back runs one step and one poll per warp in the model; on the GPU it runs as
-    many as the race between tiles makes it (the same launch's count varies between runs), never fewer."""
+def test_compaction_instructions_against_ncu(rmat_counts):
+    """Every block runs the same code whatever the race between them (cuda/compact.cu): the count of each
+    compaction launch within 1% (thread 0's polls for its offset are the model's only miss, a few
+    instructions a block), its shared loads and stores exact."""
     table = rmat_counts[rmat_counts["phase"] == "compact"]
-    assert (table["inst_executed_model"] <= table["inst_executed"]).all()
-    assert (table["shared_ld_inst_model"] <= table["shared_ld_inst"]).all()
+    assert len(table) > 50
+    assert _error(table, "inst_executed").abs().max() <= 0.01
+    assert (table["shared_ld_inst_model"] == table["shared_ld_inst"]).all()
+    assert (table["shared_st_inst_model"] == table["shared_st_inst"]).all()
 
 
 def test_wait_kinds_are_the_three_waited_classes():

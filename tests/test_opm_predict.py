@@ -229,7 +229,7 @@ def test_an_l2_that_holds_every_array_gives_the_prior_runs_state_without_running
     assert (filled.per_level["l2_hits"] == filled.per_level["l2_sectors"]).all()
 
 def test_a_compaction_is_charged_its_time_less_the_launch_its_constant_was_measured_on():
-    # grid_scan_ns is a one-node compaction measured whole: its scan, barriers and look-back are in
+    # grid_scan_ns is a one-node compaction measured whole: its scan, barriers and offset wait are in
     # it, so the model takes its own time for that launch off every compaction, and nothing else
     from opmachine.critical import CriticalPathModel
     from opmachine.instructions import LaunchCode

@@ -22,7 +22,7 @@ def test_derive_from_the_recorded_h200_run():
     record = json.loads(RECORDED.read_text())
     derived = derive(record)
     # launch overhead = empty one-block launch; grid scan = one-node compaction (median over 64 allocations) - that
-    assert derived == {"launch_overhead_ns": 3424.0, "grid_scan_ns": 13504.0 - 3424.0}
+    assert derived == {"launch_overhead_ns": 3392.0, "grid_scan_ns": 8472.0 - 3392.0}
     assert {k: record[k] for k in derived} == derived
     by_placement = record["compact_one_node_by_placement_ns"]
     assert len(by_placement) == record["placements"] == 64
@@ -40,12 +40,14 @@ def test_h200_profile_carries_the_recorded_overheads_and_compaction_times():
     assert profile.compaction.provenance["command"] == record["command"]
 
 
-def test_the_recorded_compaction_grows_with_the_graph_and_scatters_with_placement():
+def test_the_recorded_compaction_grows_with_the_graph_and_hardly_with_placement():
+    """Its words are read and written once each (no chain of look-back atomics, whose time depended on
+    the L2 slices its words fell in: up to 27% between placements), so where they lie moves it by under 5%."""
     rows = json.loads(RECORDED.read_text())["compactions"]
     ns = np.array([r["compact_ns"] for r in rows])
     assert ns[-1] > 2 * ns[0]  # 4M vertices: the level reads dominate
     assert all(r["compact_p10_ns"] <= r["compact_ns"] <= r["compact_p90_ns"] for r in rows)
-    assert max(r["compact_p90_ns"] / r["compact_p10_ns"] for r in rows) > 1.1  # placement matters
+    assert max(r["compact_p90_ns"] / r["compact_p10_ns"] for r in rows) < 1.05
 
 
 def test_no_launch_is_faster_after_a_long_kernel():

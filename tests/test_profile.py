@@ -629,8 +629,8 @@ def test_every_gpu_profile_states_its_per_launch_constants():
         assert len(lines) == 2, name  # never a silent default
         if profile.grid_scan_ns == 0.0:  # the papers' profiles: not measured there
             assert "# unknown: not measured on this GPU" in lines[1], name
-    assert load_profile("h200").grid_scan_ns == 10080.0  # measured (tests/fixtures/overheads/h200.json)
-    assert load_profile("h100").grid_scan_ns == 11328.0  # measured by gpu_validate.profile_gpu on an H100
+    assert load_profile("h200").grid_scan_ns == 5080.0  # measured (tests/fixtures/overheads/h200.json)
+    assert load_profile("h100").grid_scan_ns == 5120.0  # measured (tests/fixtures/overheads/h100.json)
 
 
 def test_opmachine_exports_curve():

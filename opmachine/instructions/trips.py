@@ -23,9 +23,9 @@ already knows, per launched warp:
   the most of its lanes' pieces a step; a `pieces` launch's `round` (its warps' steps over the pieces)
   and `entered` (the pieces a warp has a lane in); their `step` counts chunks, contraction groups or
   pieces dealt to the CTA;
-- `lookback`, `poll`: the compaction's decoupled look-back, one step and one poll per warp whose
-  lanes have a predecessor tile (tile t, warp k of its block: t >= 1, and t - 1 >= 32 k), as when
-  every predecessor is already done (no spinning).
+- `last`, `wait`: the compaction's offsets, scanned by the block that arrives last (its warps: every
+  block runs the same code there, so the last tile stands for it), and thread 0's polls that find its
+  tile's offset not yet written, none (how many there are is a race, a few instructions a block).
 """
 from __future__ import annotations
 
@@ -333,5 +333,4 @@ def compact_trips(steps: np.ndarray, stores: np.ndarray, block: int) -> dict:
     tile, k = warp // warps_per_block, warp % warps_per_block
     return _with_active({"warp": np.ones(steps.size), "step": steps.astype(np.float64),
                          "store": stores.astype(np.float64), "block": (k == 0).astype(np.float64),
-                         "lookback": (tile >= 1).astype(np.float64),
-                         "poll": ((tile >= 1) & (tile - 1 >= 32 * k)).astype(np.float64)})
+                         "last": (tile == tile.max()).astype(np.float64), "wait": np.zeros(steps.size)})

@@ -1,12 +1,12 @@
 """The optional `[compaction]` table of a GPU profile: the compaction kernel's measured time by graph size.
 
-A compaction (`gpu_validate/cuda/compact.cu`) is one full-wave launch whose blocks take a tile
-ticket and find their queue offsets by a decoupled look-back: costs the memory machine does not
-see (no loads or stores of the frontier), and that grow with the graph (more tiles' worth of level
-reads before each block reaches the look-back). The table holds the time of that launch with an
-empty next frontier on an edgeless graph of each size in `sizes`, timed as BFS launches are, median
-over fresh allocations (where its status words and ticket lie in the L2 moves it by up to 40%:
-`p10_ns` and `p90_ns` say how far), measured by `python -m gpu_validate.overheads --sizes`. The
+A compaction (`gpu_validate/cuda/compact.cu`) is one full-wave launch whose blocks publish their
+counts, arrive at a counter, and wait for the offsets that the block arriving last scans from the
+counts: costs the memory machine does not see (no loads or stores of the frontier), and that grow
+with the graph (more tiles' worth of level reads before each block arrives). The table holds the
+time of that launch with an empty next frontier on an edgeless graph of each size in `sizes`, timed
+as BFS launches are, median over fresh allocations (where its words lie in the L2 moved a decoupled
+look-back by up to 40%, today's scan by under 3%: `p10_ns` and `p90_ns` say how far), measured by `python -m gpu_validate.overheads --sizes`. The
 model charges a compaction of an n-vertex graph `at(n)` plus its own critical-path time less the
 one it gives that empty compaction (`opmachine.predict.compaction_baseline_ns`), so the measured
 part is counted once. A profile without the table uses `launch_overhead_ns + grid_scan_ns`, the
