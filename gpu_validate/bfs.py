@@ -115,8 +115,8 @@ class GpuBfs:
     def _check_compaction_resident(self, cp, name: str, sms: int) -> None:
         """InputError unless a compaction's full wave fits on the GPU at once: each block waits for the
         offset that the last block to arrive writes, so a block that could not start would hang them all."""
-        per_sm = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(self.compact.kernel.ptr, DEFAULT_BLOCK,
-                                                                   self.compact_shared_bytes())
+        occupancy = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor
+        per_sm = occupancy(self.compact.kernel.ptr, DEFAULT_BLOCK, self.compact_shared_bytes())
         if per_sm * sms < self.full_wave:
             raise InputError(f"{name}: a compaction of {self.n} vertices fits {per_sm} blocks an SM "
                              f"({self.compact_shared_bytes()} bytes of shared memory each), fewer than its "

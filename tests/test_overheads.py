@@ -204,3 +204,18 @@ def test_bad_options_are_one_line_and_exit_2(fake_h200, capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def test_a_compaction_whose_full_wave_cannot_be_resident_at_once_is_refused(fake_h200, monkeypatch):
+    """Every block of a compaction waits for the offset the last one to arrive writes: a wave the GPU
+    cannot hold at once would hang, so it is refused in one line before any launch."""
+    import sys
+
+    from gpu_validate.bfs import GpuBfs
+    from opmachine.kernels import parse_kernel
+    from simdmodel.errors import InputError
+
+    monkeypatch.setattr(sys.modules["cupy"].cuda.driver, "occupancyMaxActiveBlocksPerMultiprocessor",
+                        lambda function, block, shared: 7)
+    with pytest.raises(InputError, match="fits 7 blocks an SM .* fewer than its full wave of 1056 blocks"):
+        GpuBfs(one_node_graph(), parse_kernel("sm-1"), load_profile("h200"))
