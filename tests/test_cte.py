@@ -329,4 +329,4 @@ def test_cte_launches_are_the_rounds_plus_the_constants(label):
     compactions = launches[launches["phase"] == "compact"]
     assert (compactions["predicted_ns"] == fixed_ns(H200, "compact", graph.n)).all()
     assert launches["fixed_ns"].tolist() == [fixed_ns(H200, phase, graph.n) for phase in launches["phase"]]
-    assert graph.n == 512 and fixed_ns(H200, "compact", 512) == pytest.approx(13536 + (13704 - 13536) * 511 / 1023)
+    assert graph.n == 512 and fixed_ns(H200, "compact", 512) == pytest.approx(8480 + (8456 - 8480) * 511 / 1023)
