@@ -219,3 +219,14 @@ def test_a_compaction_whose_full_wave_cannot_be_resident_at_once_is_refused(fake
                         lambda function, block, shared: 7)
     with pytest.raises(InputError, match="fits 7 blocks an SM .* fewer than its full wave of 1056 blocks"):
         GpuBfs(one_node_graph(), parse_kernel("sm-1"), load_profile("h200"))
+
+
+def test_the_hosts_scan_width_is_the_kernels():
+    """`GpuBfs` refuses a wave wider than the compaction's scan takes: its constant must be the kernel's."""
+    import re
+
+    from gpu_validate.bfs import COMPACT_SCAN_ITEMS
+    from gpu_validate.modules import cuda_dir
+
+    source = (cuda_dir() / "compact.cu").read_text(encoding="utf-8")
+    assert int(re.search(r"#define SCAN_ITEMS (\d+)", source).group(1)) == COMPACT_SCAN_ITEMS
