@@ -22,7 +22,8 @@ FIXED_SOURCES = {"topo": ("topo.cu", "bfs_topo"), "compact": ("compact.cu", "bfs
                  "spin": ("hold.cu", "spin_cycles"), "gather": ("gather.cu", "gather_random"),
                  "atomic-same": ("atomics.cu", "atomic_same"), "chase": ("atomics.cu", "chase"),
                  "atomic-after-loads": ("atomics.cu", "atomic_after_loads"),
-                 "bitmask-rmw": ("bitmask.cu", "bitmask_rmw"), "bitmask-or": ("bitmask.cu", "bitmask_or")}
+                 "bitmask-rmw": ("bitmask.cu", "bitmask_rmw"), "bitmask-or": ("bitmask.cu", "bitmask_or"),
+                 "memory-mix": ("memory_mix.cu", "memory_mix")}
 
 
 def cuda_dir() -> Path:
@@ -77,7 +78,7 @@ def _module(file_name: str, instrumented: bool, expressions: tuple[str, ...], de
 
 def function(name: str, instrumented: bool = False):
     """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty`, `store`, `touch-spin`, `spin`, `gather`,
-    `atomic-same`, `chase`, `atomic-after-loads`, `bitmask-rmw` or `bitmask-or`."""
+    `atomic-same`, `chase`, `atomic-after-loads`, `bitmask-rmw`, `bitmask-or` or `memory-mix`."""
     file_name, entry = FIXED_SOURCES[name]
     return _module(file_name, instrumented, ()).get_function(entry)
 

@@ -133,6 +133,10 @@ def test_model_from_profiles():
     k40c = CriticalPathModel.from_profile(load_profile("k40c"))  # no one-warp or same-sector curves
     assert set(k40c.latency_ns[2, 1:]) == {load_profile("k40c").curves["row_miss"](1.0)}
     assert k40c.same_sector_ns == 0.0
+    # [memory_mix]: on both Hopper profiles two classes together took about their summed times
+    assert model.classes_add and CriticalPathModel.from_profile(load_profile("h100")).classes_add
+    assert not k40c.classes_add
+    assert not CriticalPathModel.from_profile(dataclasses.replace(h200, memory_mix=None)).classes_add
 
 
 def test_time_models_share_every_count_and_differ_only_in_time():
@@ -162,6 +166,22 @@ def test_every_sector_passes_through_the_l2():
     assert (time, bound) == (10 * 160.0, "L2H")
 
 
+def test_classes_that_add_share_one_memory_demand():
+    # 4 slots x 10 jobs, each 2 L2 hits and 2 row misses; L2 10 ns a sector, row misses 30 ns. Side by side
+    # the row-miss server bounds a job at 2 x 30 = 60 ns (the L2's 4 x 10 = 40 is less): R = 4 x 60. Classes
+    # that add: 2 x 10 + 2 x 30 = 80 ns a job, R = 4 x 80, named for the larger share (the misses')
+    jobs = np.full(4, 10.0)
+    sectors = np.vstack([2 * jobs, 0 * jobs, 2 * jobs])
+    side_by_side = _model(peak=(10.0, 0.0, 30.0))
+    assert launch_time(jobs, sectors, jobs * 100.0, 0 * jobs, side_by_side) == (10 * 240.0, "RBM")
+    adding = dataclasses.replace(side_by_side, classes_add=True)
+    assert launch_time(jobs, sectors, jobs * 100.0, 0 * jobs, adding) == (10 * 320.0, "RBM")
+    # all hits: the sum is the L2's own demand, so nothing changes
+    hits = np.vstack([4 * jobs, 0 * jobs, 0 * jobs])
+    assert launch_time(jobs, hits, jobs * 100.0, 0 * jobs, adding) == \
+        launch_time(jobs, hits, jobs * 100.0, 0 * jobs, side_by_side) == (10 * 160.0, "L2H")
+
+
 def _launch_time_arrays(jobs, sectors, latency, hot, model, instructions=None):
     """The launch time with whole-array operations, as the model's docstring states it: the reference
     for `launch_time`'s compiled loop (which must give the same floats)."""
@@ -187,18 +207,24 @@ def _launch_time_arrays(jobs, sectors, latency, hot, model, instructions=None):
     demand = np.vstack([per_server * model.peak_ns[:, None], active_mean(hot) * model.same_sector_ns,
                         active_mean(count) * model.issue_ns, active_mean(shared) * model.shared_ns,
                         active_mean(alu) * model.alu_ns])
-    bandwidth = active * demand.max(axis=0)
+    most, top = demand.max(axis=0), demand.argmax(axis=0)
+    if model.classes_add:  # one memory demand: each outcome's sectors at its server's peak, summed
+        parts = means * model.peak_ns[model.server_of][:, None]
+        mixed = parts[0] + parts[1] + parts[2]
+        top = np.where(mixed > most, model.server_of[parts.argmax(axis=0)], top)
+        most = np.maximum(most, mixed)
+    bandwidth = active * most
     wait = active_mean(latency + path)
     phase_ns = steps * np.maximum(wait, bandwidth)
     names = np.array((*model.servers, "L2S", "ISSUE", "SHM", "ALU", "latency"))
-    bound = np.where(wait >= bandwidth, len(names) - 1, demand.argmax(axis=0))
+    bound = np.where(wait >= bandwidth, len(names) - 1, top)
     share = np.bincount(bound, weights=phase_ns, minlength=len(names))
     return float(phase_ns.sum()), str(names[int(share.argmax())])
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(1, 40), st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
-def test_launch_time_equals_its_array_form(slots, seed, rows, with_instructions):
+@given(st.integers(1, 40), st.integers(0, 2**32 - 1), st.booleans(), st.booleans(), st.booleans())
+def test_launch_time_equals_its_array_form(slots, seed, rows, with_instructions, classes_add):
     rng = np.random.default_rng(seed)
     jobs = rng.integers(0, 6, slots).astype(np.float64)  # few distinct counts: ties and idle slots
     sectors = rng.integers(0, 40, (3, slots)) * (jobs > 0)
@@ -208,6 +234,6 @@ def test_launch_time_equals_its_array_form(slots, seed, rows, with_instructions)
                               np.array([0, 1, 2] if rows else [0, 1, 1]), np.zeros((3, 33)),
                               rng.uniform(0.01, 5.0, 3 if rows else 2), float(rng.uniform(0, 30)),
                               issue_ns=float(rng.uniform(0, 2)), shared_ns=float(rng.uniform(0, 2)),
-                              alu_ns=float(rng.uniform(0, 2)))
+                              alu_ns=float(rng.uniform(0, 2)), classes_add=classes_add)
     assert launch_time(jobs, sectors, latency, hot, model, instructions) == \
         _launch_time_arrays(jobs, sectors, latency, hot, model, instructions)

@@ -17,7 +17,8 @@ loads), `atomics` (the [atomics] time of atomics on one word), `atomic_latency` 
 [atomic_latency] wait of an atomic beyond a load's), `bitmask` (the [bitmask] rates of
 lookups that store their byte back), `l2_capacity` (the [l2_capacity] the model's L2 simulates),
 `l2_partitions` (the [l2_partitions]: a warp's L2 hit within and across the L2's partitions),
-`store_flush` (the [store_flush] a launch whose blocks store adds at its end),
+`store_flush` (the [store_flush] a launch whose blocks store adds at its end), `memory_mix` (the
+[memory_mix] launches of one and two sector classes: whether their times add),
 `loading` (shipped names and paths),
 `writing` (measured profiles written, validated and moved into place), `errors`.
 """
@@ -28,6 +29,7 @@ from .compaction import CompactionCosts
 from .gather import GatherRates
 from .l2_capacity import L2Capacity
 from .l2_partitions import L2Partitions
+from .memory_mix import MemoryMix
 from .store_flush import StoreFlush
 from .cpu_profile import CacheLevel, CPUProfile, LoopCosts
 from .curve import Curve, closed_queue_curve
@@ -75,6 +77,7 @@ __all__ = [
     "L2Partitions",
     "LoopCosts",
     "MEASURED_SECTIONS",
+    "MemoryMix",
     "GPUProfile",
     "GPU_HARDWARE_KEYS",
     "HARDWARE_ORIGINS",

@@ -16,6 +16,7 @@ from .bitmask import BitmaskRates, parse_bitmask
 from .gather import GatherRates, parse_gather
 from .l2_capacity import L2Capacity, parse_l2_capacity
 from .l2_partitions import L2Partitions, parse_l2_partitions
+from .memory_mix import MemoryMix, parse_memory_mix
 from .store_flush import StoreFlush, parse_store_flush
 from .curve import Curve
 from .instructions import InstructionCosts, parse_instructions
@@ -38,7 +39,7 @@ __all__ = ["GPUProfile", "parse_gpu"]
 _MEASURED_PARSERS = {"compaction": parse_compaction, "gather": parse_gather, "atomics": parse_atomics,
                      "bitmask": parse_bitmask, "atomic_latency": parse_atomic_latency,
                      "l2_capacity": parse_l2_capacity, "l2_partitions": parse_l2_partitions,
-                     "store_flush": parse_store_flush}
+                     "store_flush": parse_store_flush, "memory_mix": parse_memory_mix}
 MEASURED_SECTIONS = tuple(_MEASURED_PARSERS)
 """The optional tables a microbenchmark measures, each with its own [TABLE.provenance] and a GPUProfile
 field of its name: the order a rendered profile writes them in."""
@@ -54,7 +55,8 @@ class GPUProfile:
     file records it (`field_provenance` joins the two). `instructions` holds the measured costs of
     warp instructions and shared-memory accesses ([instructions]), or None where none were measured;
     `compaction` the measured compaction time by graph size ([compaction]), or None; `store_flush` what a
-    launch whose blocks store adds at its end ([store_flush]), or None (no such cost).
+    launch whose blocks store adds at its end ([store_flush]), or None (no such cost); `memory_mix` launches
+    of one and two sector classes ([memory_mix]), or None (the classes' servers side by side).
     """
 
     name: str
@@ -92,6 +94,7 @@ class GPUProfile:
     l2_capacity: L2Capacity | None = None
     l2_partitions: L2Partitions | None = None
     store_flush: StoreFlush | None = None
+    memory_mix: MemoryMix | None = None
 
     @property
     def physical_warps(self) -> int:

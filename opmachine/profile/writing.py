@@ -23,6 +23,7 @@ from .compaction import CompactionCosts
 from .atomic_latency import AtomicLatency
 from .l2_capacity import L2Capacity
 from .l2_partitions import L2Partitions
+from .memory_mix import MemoryMix
 from .store_flush import StoreFlush
 from .atomics import AtomicCosts
 from .bitmask import BitmaskRates
@@ -45,7 +46,8 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
                        compaction: CompactionCosts | None = None, gather: GatherRates | None = None,
                        atomics: AtomicCosts | None = None, bitmask: BitmaskRates | None = None,
                        atomic_latency: AtomicLatency | None = None, l2_capacity: L2Capacity | None = None,
-                       l2_partitions: L2Partitions | None = None, store_flush: StoreFlush | None = None) -> str:
+                       l2_partitions: L2Partitions | None = None, store_flush: StoreFlush | None = None,
+                       memory_mix: MemoryMix | None = None) -> str:
     """The TOML text of a measured GPU profile (`measured = true`), in the layout of the shipped files.
 
     `hardware` maps every key of GPU_HARDWARE_KEYS to its value; `curves` maps curve names to
@@ -54,7 +56,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
     `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`),
     and `compaction`, `gather`, `atomics`, `bitmask`, `atomic_latency`, `l2_capacity`, `l2_partitions`,
-    `store_flush` the measured sections of those names (`measured_section`).
+    `store_flush`, `memory_mix` the measured sections of those names (`measured_section`).
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
     """
@@ -113,7 +115,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
         text += "\n" + instruction_section(instructions, label, instructions_notes)
     measured = dict(compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask,
                     atomic_latency=atomic_latency, l2_capacity=l2_capacity, l2_partitions=l2_partitions,
-                    store_flush=store_flush)
+                    store_flush=store_flush, memory_mix=memory_mix)
     for table in MEASURED_SECTIONS:
         if measured[table] is not None:
             text += "\n" + measured_section(table, measured[table], label)
@@ -290,14 +292,19 @@ _MEASURED = {  # table -> (what it holds, its integer-valued arrays, the comment
                     "[store_flush]: ns a launch whose `blocks` blocks each store one word takes beyond the empty "
                     "launch timed alternately with it (medians, at least 0); opmachine.profile.store_flush says how "
                     "the model uses it."),
+    "memory_mix": (MemoryMix, (),
+                   "[memory_mix]: launches of one sector class and of two (random L2 hits, random DRAM row misses, "
+                   "DRAM row hits in order, stores beyond the L2; every warp of a full wave, no access waiting for "
+                   "another): each launch's sectors of each class and its ns, median over repeats; "
+                   "opmachine.profile.memory_mix says how the model uses it."),
 }
 assert tuple(_MEASURED) == MEASURED_SECTIONS
 
 
 def measured_section(table: str, value, label: str) -> str:
     """The [`table`] and [`table`.provenance] tables of one measured section (MEASURED_SECTIONS: `value` a
-    CompactionCosts, GatherRates, AtomicCosts, BitmaskRates, AtomicLatency, L2Capacity, L2Partitions or
-    StoreFlush) as
+    CompactionCosts, GatherRates, AtomicCosts, BitmaskRates, AtomicLatency, L2Capacity, L2Partitions,
+    StoreFlush or MemoryMix) as
     TOML text, after a comment saying what they are; ProfileError naming the key on a value the text cannot
     carry."""
     if table not in _MEASURED:
