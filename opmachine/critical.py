@@ -19,11 +19,11 @@ and follows the load through the launch (a fluid model of the physical warp slot
   - D = max over servers of V_i x S_i(peak): the sectors per job at the server times its best rate
     (the curve's last sample). Every sector passes through the L2's slices, a miss too (it is
     looked up there and filled from DRAM), so the L2 server's visits are all of a job's sectors, the
-    DRAM servers' only their own. Where the profile's `[memory_mix]` measured that launches mixing sector
-    classes take about the sum of the classes' times alone (`MemoryMix.classes_add`), the servers do not
-    work side by side: the memory's demand is then the sum over the classes (L2 hit, row-buffer hit,
-    row-buffer miss) of its sectors per job times the class's peak service time, and the bound is named
-    for the class with the largest share. One more server is the hot sector: all requests to the launch's
+    DRAM servers' only their own. Where the profile's `[memory_mix]` measured that launches mixing the
+    DRAM's classes (row-buffer hits, row-buffer misses, stores beyond the L2) take about the sum of their
+    times alone (`MemoryMix.dram_classes_add`), the row-buffer servers do not work side by side: the DRAM's
+    demand is then the sum over them of its sectors per job times their peak service times, named for the
+    one with the larger share (the L2 stays a server of its own). One more server is the hot sector: all requests to the launch's
     most requested sector are served by one L2 slice (the profile's `l2_same` curve), such as the
     `num_nodes` word every warp re-reads each step;
 - the instruction path (`opmachine.instructions`, counted from the kernel's SASS) joins both bounds:
@@ -86,7 +86,7 @@ class CriticalPathModel:
     wait_cycles: tuple = (0.0, 0.0, 0.0)  # latency of a waited-on shared load, shuffle, barrier (instructions.WAITS)
     atomic_ns: float = 0.0  # one atomic on a word every warp updates, the GPU full ([atomics]; 0: not measured)
     far_ns: np.ndarray = field(default_factory=lambda: np.zeros(_MAX_SECTORS + 1))  # an L2 hit across partitions
-    classes_add: bool = False  # the sector classes' times add ([memory_mix]): the memory's demand is their sum
+    dram_classes_add: bool = False  # the row-buffer hits' and misses' times add ([memory_mix]): one DRAM demand
 
     @property
     def visits(self) -> np.ndarray:
@@ -125,7 +125,7 @@ class CriticalPathModel:
         mix = getattr(profile, "memory_mix", None)
         return cls(servers, np.array([0, 1, 2] if profile.has_row_split else [0, 1, 1]), latency, peak,
                    float(same.ns[-1]) if same is not None else 0.0, **instruction, atomic_ns=atomic, far_ns=far,
-                   classes_add=mix is not None and mix.classes_add)
+                   dram_classes_add=mix is not None and mix.dram_classes_add)
 
 
 def _instruction_costs(profile) -> dict:
@@ -189,7 +189,7 @@ def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructi
                                      np.asarray(path, np.float64), np.asarray(shared, np.float64), atomics, mask_ns,
                                      np.asarray(alu, np.float64), model.visits, model.peak_ns, model.same_sector_ns,
                                      model.issue_ns, model.shared_ns, model.atomic_ns, model.alu_ns,
-                                     model.server_of if model.classes_add else np.zeros(0, np.int64))
+                                     model.server_of if model.dram_classes_add else np.zeros(0, np.int64))
     names = np.array((*model.servers, HOT, ISSUE, SHARED, ATOMIC, BITMASK, ALU, LATENCY))
     share = np.bincount(bound, weights=phase_ns, minlength=len(names))
     return float(phase_ns.sum()), str(names[int(share.argmax())])
@@ -240,8 +240,8 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, ma
     """The phases of a launch (see the module docstring): each phase's ns and bounding server (index
     into the servers, then hot sector, issue, shared memory, same-word atomics, bitmask lookups, ALU pipe,
     latency). Each sum is taken in the order the array version (cumsum of the reversed slots, sorted stably
-    by jobs) takes it. `server_of` (outcome -> server), when not empty, makes the memory's demand the sum
-    over the outcomes (`CriticalPathModel.classes_add`)."""
+    by jobs) takes it. `server_of` (outcome -> server), when not empty, makes the DRAM's demand the sum
+    over the row-buffer outcomes (`CriticalPathModel.dram_classes_add`)."""
     by = _stable_order(jobs)
     n = by.size
     sorted_jobs = jobs[by]
@@ -285,7 +285,7 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, ma
         most = demand[top, k]
         if server_of.size:
             mixed, largest, dominant = 0.0, -1.0, 0
-            for o in range(3):
+            for o in range(1, 3):
                 part = means[o, k] * peak_ns[server_of[o]]
                 mixed += part
                 if part > largest:

@@ -133,10 +133,10 @@ def test_model_from_profiles():
     k40c = CriticalPathModel.from_profile(load_profile("k40c"))  # no one-warp or same-sector curves
     assert set(k40c.latency_ns[2, 1:]) == {load_profile("k40c").curves["row_miss"](1.0)}
     assert k40c.same_sector_ns == 0.0
-    # [memory_mix]: on both Hopper profiles two classes together took about their summed times
-    assert model.classes_add and CriticalPathModel.from_profile(load_profile("h100")).classes_add
-    assert not k40c.classes_add
-    assert not CriticalPathModel.from_profile(dataclasses.replace(h200, memory_mix=None)).classes_add
+    # [memory_mix]: on both Hopper profiles two of the DRAM's classes together took about their summed times
+    assert model.dram_classes_add and CriticalPathModel.from_profile(load_profile("h100")).dram_classes_add
+    assert not k40c.dram_classes_add
+    assert not CriticalPathModel.from_profile(dataclasses.replace(h200, memory_mix=None)).dram_classes_add
 
 
 def test_time_models_share_every_count_and_differ_only_in_time():
@@ -166,20 +166,21 @@ def test_every_sector_passes_through_the_l2():
     assert (time, bound) == (10 * 160.0, "L2H")
 
 
-def test_classes_that_add_share_one_memory_demand():
-    # 4 slots x 10 jobs, each 2 L2 hits and 2 row misses; L2 10 ns a sector, row misses 30 ns. Side by side
-    # the row-miss server bounds a job at 2 x 30 = 60 ns (the L2's 4 x 10 = 40 is less): R = 4 x 60. Classes
-    # that add: 2 x 10 + 2 x 30 = 80 ns a job, R = 4 x 80, named for the larger share (the misses')
+def test_row_buffer_classes_that_add_share_one_dram_demand():
+    # 4 slots x 10 jobs, each 1 L2 hit, 2 row hits and 2 row misses; L2 10 ns a sector, row hits 12, misses 15.
+    # Side by side the misses' server bounds a job at 2 x 15 = 30 ns (row hits 24, the L2 5 x 10 = 50): the L2,
+    # R = 4 x 50. Classes that add: the DRAM's 2 x 12 + 2 x 15 = 54 ns a job > 50, R = 4 x 54, named for the
+    # larger share (the misses'); the L2 stays apart, an L2 hit is not added
     jobs = np.full(4, 10.0)
-    sectors = np.vstack([2 * jobs, 0 * jobs, 2 * jobs])
-    side_by_side = _model(peak=(10.0, 0.0, 30.0))
-    assert launch_time(jobs, sectors, jobs * 100.0, 0 * jobs, side_by_side) == (10 * 240.0, "RBM")
-    adding = dataclasses.replace(side_by_side, classes_add=True)
-    assert launch_time(jobs, sectors, jobs * 100.0, 0 * jobs, adding) == (10 * 320.0, "RBM")
-    # all hits: the sum is the L2's own demand, so nothing changes
-    hits = np.vstack([4 * jobs, 0 * jobs, 0 * jobs])
-    assert launch_time(jobs, hits, jobs * 100.0, 0 * jobs, adding) == \
-        launch_time(jobs, hits, jobs * 100.0, 0 * jobs, side_by_side) == (10 * 160.0, "L2H")
+    sectors = np.vstack([jobs, 2 * jobs, 2 * jobs])
+    side_by_side = _model(peak=(10.0, 12.0, 15.0))
+    assert launch_time(jobs, sectors, jobs * 100.0, 0 * jobs, side_by_side) == (10 * 200.0, "L2H")
+    adding = dataclasses.replace(side_by_side, dram_classes_add=True)
+    assert launch_time(jobs, sectors, jobs * 100.0, 0 * jobs, adding) == (10 * 216.0, "RBM")
+    # no row-buffer hits: the sum is the misses' own demand, so nothing changes
+    misses = np.vstack([jobs, 0 * jobs, 4 * jobs])
+    assert launch_time(jobs, misses, jobs * 100.0, 0 * jobs, adding) == \
+        launch_time(jobs, misses, jobs * 100.0, 0 * jobs, side_by_side) == (10 * 240.0, "RBM")
 
 
 def _launch_time_arrays(jobs, sectors, latency, hot, model, instructions=None):
@@ -208,10 +209,10 @@ def _launch_time_arrays(jobs, sectors, latency, hot, model, instructions=None):
                         active_mean(count) * model.issue_ns, active_mean(shared) * model.shared_ns,
                         active_mean(alu) * model.alu_ns])
     most, top = demand.max(axis=0), demand.argmax(axis=0)
-    if model.classes_add:  # one memory demand: each outcome's sectors at its server's peak, summed
-        parts = means * model.peak_ns[model.server_of][:, None]
-        mixed = parts[0] + parts[1] + parts[2]
-        top = np.where(mixed > most, model.server_of[parts.argmax(axis=0)], top)
+    if model.dram_classes_add:  # one DRAM demand: each row-buffer outcome's sectors at its server's peak, summed
+        parts = means[1:] * model.peak_ns[model.server_of[1:]][:, None]
+        mixed = parts[0] + parts[1]
+        top = np.where(mixed > most, model.server_of[1:][parts.argmax(axis=0)], top)
         most = np.maximum(most, mixed)
     bandwidth = active * most
     wait = active_mean(latency + path)
@@ -224,7 +225,7 @@ def _launch_time_arrays(jobs, sectors, latency, hot, model, instructions=None):
 
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 40), st.integers(0, 2**32 - 1), st.booleans(), st.booleans(), st.booleans())
-def test_launch_time_equals_its_array_form(slots, seed, rows, with_instructions, classes_add):
+def test_launch_time_equals_its_array_form(slots, seed, rows, with_instructions, dram_classes_add):
     rng = np.random.default_rng(seed)
     jobs = rng.integers(0, 6, slots).astype(np.float64)  # few distinct counts: ties and idle slots
     sectors = rng.integers(0, 40, (3, slots)) * (jobs > 0)
@@ -234,6 +235,6 @@ def test_launch_time_equals_its_array_form(slots, seed, rows, with_instructions,
                               np.array([0, 1, 2] if rows else [0, 1, 1]), np.zeros((3, 33)),
                               rng.uniform(0.01, 5.0, 3 if rows else 2), float(rng.uniform(0, 30)),
                               issue_ns=float(rng.uniform(0, 2)), shared_ns=float(rng.uniform(0, 2)),
-                              alu_ns=float(rng.uniform(0, 2)), classes_add=classes_add)
+                              alu_ns=float(rng.uniform(0, 2)), dram_classes_add=dram_classes_add)
     assert launch_time(jobs, sectors, latency, hot, model, instructions) == \
         _launch_time_arrays(jobs, sectors, latency, hot, model, instructions)

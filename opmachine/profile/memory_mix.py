@@ -9,10 +9,12 @@ the sectors of each class it moves and its ns (median over repeats), measured by
 gpu_validate.memory_mix`.
 
 A two-class launch's time lies between the larger of its two classes' times alone (the classes served side
-by side, as the service curves' separate servers assume) and their sum (served in turn). `classes_add` is
-true when the recorded pairs lie nearer the sum (median |log(ns / sum)| below median |log(ns / max)|); the
-critical-path model (`opmachine.critical`) then charges a launch's memory the sum of its classes' sectors
-times their peak service times, not only its busiest server's.
+by side, as the service curves' separate servers assume) and their sum (served in turn). `dram_classes_add`
+is true when the pairs of the DRAM's classes (row misses, row hits, stores beyond the L2: one resource, the
+DRAM's channels) lie nearer the sum (median |log(ns / sum)| below median |log(ns / max)|); the critical-path
+model (`opmachine.critical`) then charges a launch's DRAM the sum of its row-buffer hits' and misses' sectors
+times their peak service times, not only the busier server's. The pairs with L2 hits are recorded beside
+them (`pairs`); the model keeps the L2 a server of its own.
 
     [memory_mix]
     l2_hit_sectors = [69206016.0, 0.0, ...]   # per launch: sectors of each class
@@ -35,9 +37,10 @@ import numpy as np
 
 from .schema import RUN_KEYS, Checker
 
-__all__ = ["MIX_CLASSES", "MEMORY_MIX_KEYS", "MemoryMix", "parse_memory_mix"]
+__all__ = ["DRAM_CLASSES", "MIX_CLASSES", "MEMORY_MIX_KEYS", "MemoryMix", "parse_memory_mix"]
 
 MIX_CLASSES = ("l2_hit", "row_miss", "row_hit", "store")
+DRAM_CLASSES = ("row_miss", "row_hit", "store")
 MEMORY_MIX_KEYS = (*(f"{name}_sectors" for name in MIX_CLASSES), "ns")
 
 
@@ -67,9 +70,10 @@ class MemoryMix:
         return out
 
     @property
-    def classes_add(self) -> bool:
-        """Whether the two-class launches lie nearer their classes' summed times than the larger of them."""
-        pairs = self.pairs()
+    def dram_classes_add(self) -> bool:
+        """Whether the launches of two of the DRAM's classes lie nearer their classes' summed times than the larger
+        of them."""
+        pairs = [p for p in self.pairs() if set(p["classes"].split("+")) <= set(DRAM_CLASSES)]
         if not pairs:
             return False
         to_sum = np.median([abs(math.log(p["ns"] / p["sum_ns"])) for p in pairs])
