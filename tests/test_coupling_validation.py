@@ -178,15 +178,17 @@ def test_spreading_lifts_hybrid_on_an_h100_too_and_the_queues_stay_exact():
         assert (launches[f"predicted_{column}"] == launches[column]).all(), column
     times = pd.read_csv(run / "pooled" / "time.csv")
     skewed = times[times["graph"].str.match(r"(rmat|kron)") & times["kernel"].isin(["two-phase", "hybrid"])]
-    assert len(skewed) == 12 and skewed["error"].abs().max() <= 0.07
-    # hybrid, measured fastest on all three, is predicted fastest on kron and random; on rmat the too-fast
-    # expand-contract wins a predicted near tie with it
-    assert summary["best_coupling_agreement"] >= 2 / 3
+    # with the DRAM's row hits and misses summed ([memory_mix]) their expansions are right, and the contractions'
+    # excess (the bitmask reads the GPU's L1 serves) shows: 7.6-10.3% too slow on every source
+    assert len(skewed) == 12 and skewed["error"].abs().max() <= 0.11 and (skewed["error"] > 0).all()
+    # hybrid is measured fastest on all three; every miss is the too-fast expand-contract predicted fastest
     predicted = times.groupby(["graph", "kernel"])["predicted_ns"].median()
+    measured = times.groupby(["graph", "kernel"])["measured_ns"].median()
     for best in summary["best_couplings"]:
+        assert best["measured_best"] == "hybrid"
         if not best["agree"]:
-            graph = predicted[best["graph"]]
-            assert graph[best["measured_best"]] / graph[best["predicted_best"]] - 1 < 0.01
+            assert best["predicted_best"] == "expand-contract"
+            assert predicted[best["graph"], "expand-contract"] < 0.9 * measured[best["graph"], "expand-contract"]
 
 
 def _stall_samples(path: Path) -> pd.DataFrame:
