@@ -2,11 +2,12 @@
 system serves a launch's classes side by side or in turn.
 
 `cuda/memory_mix.cu` runs every warp of one full wave of 256-thread blocks for ROUNDS rounds of independent
-ld.global.cg loads and stores (no access waits for another): per round, L2_READS loads of a random sector of
-a 16 MiB table (L2 hits), DRAM_READS of a random sector of a 1 GiB table (row misses), STREAM_READS of the
-warp's next 128 bytes of that table in order (row hits), STORES of 128 bytes to a 1 GiB stream (stores beyond
-the L2). Each class is timed alone and each pair of classes together (CUDA events around one launch after a
-warm-up, median over `repeats`); `opmachine.profile.memory_mix` says what the model takes from them.
+ld.global.cg loads and stores (no access waits for another): per round, PER_ROUND's accesses of each class it
+runs: loads of a random sector of a 16 MiB table (L2 hits), of a random sector of a 1 GiB table (row misses),
+of the warp's next 128 bytes of that table in order (row hits), and stores of 128 bytes to a 1 GiB stream
+(stores beyond the L2). Each class is timed alone and each pair of classes together (CUDA events around one
+launch after a warm-up, median over `repeats`); `opmachine.profile.memory_mix` says what the model takes from
+them.
 
     python -m gpu_validate.memory_mix --gpu h200 [--repeats 7] [--write opmachine/profiles/h200.toml]
 

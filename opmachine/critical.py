@@ -23,9 +23,9 @@ and follows the load through the launch (a fluid model of the physical warp slot
     DRAM's classes (row-buffer hits, row-buffer misses, stores beyond the L2) take about the sum of their
     times alone (`MemoryMix.dram_classes_add`), the row-buffer servers do not work side by side: the DRAM's
     demand is then the sum over them of its sectors per job times their peak service times, named for the
-    one with the larger share (the L2 stays a server of its own). One more server is the hot sector: all requests to the launch's
-    most requested sector are served by one L2 slice (the profile's `l2_same` curve), such as the
-    `num_nodes` word every warp re-reads each step;
+    one with the larger share (the L2 stays a server of its own). One more server is the hot sector: all
+    requests to the launch's most requested sector are served by one L2 slice (the profile's `l2_same`
+    curve), such as the `num_nodes` word every warp re-reads each step;
 - the instruction path (`opmachine.instructions`, counted from the kernel's SASS) joins both bounds:
   a warp's own latency per job gains its instructions' scheduled stall cycles plus the measured
   latency of the shared loads, shuffles and barriers it waits on (the one-warp load latencies lose

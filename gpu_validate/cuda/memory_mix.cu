@@ -15,9 +15,9 @@ __device__ __forceinline__ unsigned long long mix_hash(unsigned long long z) {
 }
 
 extern "C" __global__ void memory_mix(const int* __restrict__ small, unsigned long long small_mask,
-                                      const int* __restrict__ big, unsigned long long big_mask, int* __restrict__ stream,
-                                      unsigned long long stream_mask, int rounds, int l2_reads, int dram_reads,
-                                      int stream_reads, int stores, int* sink) {
+                                      const int* __restrict__ big, unsigned long long big_mask,
+                                      int* __restrict__ stream, unsigned long long stream_mask, int rounds,
+                                      int l2_reads, int dram_reads, int stream_reads, int stores, int* sink) {
     const unsigned long long warps = ((unsigned long long)gridDim.x * blockDim.x) >> 5;
     const unsigned long long warp = ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const unsigned long long lane = threadIdx.x & 31u;
