@@ -66,6 +66,7 @@ SHARED = "SHM"
 LATENCY = "latency"
 SCHEDULERS_PER_SM = 4  # spec: an SM of Volta .. Hopper has four sub-partitions, each issuing one warp instruction a cycle
 _MAX_SECTORS = 32  # a warp-level job touches at most one sector per lane
+_SIDE_BY_SIDE = np.zeros(0, dtype=np.int64)  # `_launch_phases`' server_of when the DRAM's servers work side by side
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructi
                                      np.asarray(path, np.float64), np.asarray(shared, np.float64), atomics, mask_ns,
                                      np.asarray(alu, np.float64), model.visits, model.peak_ns, model.same_sector_ns,
                                      model.issue_ns, model.shared_ns, model.atomic_ns, model.alu_ns,
-                                     model.server_of if model.dram_classes_add else np.zeros(0, np.int64))
+                                     model.server_of if model.dram_classes_add else _SIDE_BY_SIDE)
     names = np.array((*model.servers, HOT, ISSUE, SHARED, ATOMIC, BITMASK, ALU, LATENCY))
     share = np.bincount(bound, weights=phase_ns, minlength=len(names))
     return float(phase_ns.sum()), str(names[int(share.argmax())])

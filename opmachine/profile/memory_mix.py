@@ -55,14 +55,11 @@ class MemoryMix:
     def pairs(self) -> list[dict]:
         """Each two-class launch beside the one-class launches of the same sectors: its classes, ns, the sum and
         the larger of theirs (a pair without both one-class launches is left out)."""
-        alone = {}
-        for sectors, ns in zip(self.sectors, self.ns):
-            present = [k for k, s in enumerate(sectors) if s > 0]
-            if len(present) == 1:
-                alone[(present[0], sectors[present[0]])] = ns
+        rows = [([k for k, s in enumerate(sectors) if s > 0], sectors, ns)
+                for sectors, ns in zip(self.sectors, self.ns)]
+        alone = {(present[0], sectors[present[0]]): ns for present, sectors, ns in rows if len(present) == 1}
         out = []
-        for sectors, ns in zip(self.sectors, self.ns):
-            present = [k for k, s in enumerate(sectors) if s > 0]
+        for present, sectors, ns in rows:
             parts = [alone.get((k, sectors[k])) for k in present]
             if len(present) == 2 and None not in parts:
                 out.append({"classes": "+".join(MIX_CLASSES[k] for k in present), "ns": ns,
