@@ -43,6 +43,15 @@ and follows the load through the launch (a fluid model of the physical warp slot
   the bytes they store into: D gains the server `L2W`, the ns of such lookups per job at the GPU-wide rate
   the profile measured for the bitmask's size and the launch's write fraction (`[bitmask]`,
   `opmachine.profile.bitmask`; without it no such limit);
+- the issue slots and the ALU pipe are each a scheduler's own (an SM's sub-partitions), shared by the
+  few warps it holds (at most 16 on Hopper), not by every warp of the GPU. Where the profile gives the
+  schedulers, a job's R(n_k) for them is the exact mean value analysis of one scheduler's closed network
+  (Lazowska et al., ch. 6, seed 003's [9]): n_k / schedulers warps (interpolated between whole numbers),
+  two queueing stations (the issue slot, the ALU pipe: their demand per job for one scheduler) and a
+  delay of the latency less those demands (a lone warp's latency already spends them). It meets both
+  bounds at either end (one warp: the latency; many: n_k x the busier station's demand) and lies above
+  them near the knee, where warps queue for a slot a bound does not see. The memory servers, which
+  thousands of warps share, keep their bound n_k x D; R(n_k) is the larger of the two;
 - the launch's time is sum_k dw_k R(n_k); its bottleneck is the server (`ISSUE`, `ALU`, `SHM` for the
   instruction side, `L2A`, `L2W`, or `latency`) that bounds the largest share of that time.
 
@@ -88,6 +97,7 @@ class CriticalPathModel:
     atomic_ns: float = 0.0  # one atomic on a word every warp updates, the GPU full ([atomics]; 0: not measured)
     far_ns: np.ndarray = field(default_factory=lambda: np.zeros(_MAX_SECTORS + 1))  # an L2 hit across partitions
     dram_classes_add: bool = False  # the row-buffer hits' and misses' times add ([memory_mix]): one DRAM demand
+    schedulers: float = 0.0  # warp schedulers of the GPU (SMs x sub-partitions; 0: issue and ALU as bounds only)
 
     @property
     def visits(self) -> np.ndarray:
@@ -137,12 +147,13 @@ def _instruction_costs(profile) -> dict:
         return {"cycle_ns": costs.cycle_ns, "issue_ns": costs.issue_ns_per_inst_gpu(profile.sms),
                 "alu_ns": costs.alu_ns_per_inst_gpu(profile.sms),
                 "shared_ns": costs.shared_ns_per_wavefront_gpu(profile.sms),
-                "wait_cycles": costs.wait_cycles}
+                "wait_cycles": costs.wait_cycles, "schedulers": float(costs.sub_partitions * profile.sms)}
     clock = getattr(profile, "clock_mhz", 0.0) or 0.0
     if clock <= 0:
         return {}
     cycle = 1000.0 / clock
-    return {"cycle_ns": cycle, "issue_ns": cycle / (SCHEDULERS_PER_SM * profile.sms)}
+    return {"cycle_ns": cycle, "issue_ns": cycle / (SCHEDULERS_PER_SM * profile.sms),
+            "schedulers": float(SCHEDULERS_PER_SM * profile.sms)}
 
 
 def _chase_issue_ns(profile, instruction: dict) -> float:
@@ -190,7 +201,7 @@ def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructi
                                      np.asarray(path, np.float64), np.asarray(shared, np.float64), atomics, mask_ns,
                                      np.asarray(alu, np.float64), model.visits, model.peak_ns, model.same_sector_ns,
                                      model.issue_ns, model.shared_ns, model.atomic_ns, model.alu_ns,
-                                     model.server_of if model.dram_classes_add else _SIDE_BY_SIDE)
+                                     model.server_of if model.dram_classes_add else _SIDE_BY_SIDE, model.schedulers)
     names = np.array((*model.servers, HOT, ISSUE, SHARED, ATOMIC, BITMASK, ALU, LATENCY))
     share = np.bincount(bound, weights=phase_ns, minlength=len(names))
     return float(phase_ns.sum()), str(names[int(share.argmax())])
@@ -237,12 +248,13 @@ def _stable_order(jobs):
 
 @numba.njit(cache=True, nogil=True)
 def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, mask_ns, alu, visits, peak_ns, same_ns,
-                   issue_ns, shared_ns, atomic_ns, alu_ns, server_of):
+                   issue_ns, shared_ns, atomic_ns, alu_ns, server_of, schedulers):
     """The phases of a launch (see the module docstring): each phase's ns and bounding server (index
     into the servers, then hot sector, issue, shared memory, same-word atomics, bitmask lookups, ALU pipe,
     latency). Each sum is taken in the order the array version (cumsum of the reversed slots, sorted stably
     by jobs) takes it. `server_of` (outcome -> server), when not empty, makes the DRAM's demand the sum
-    over the row-buffer outcomes (`CriticalPathModel.dram_classes_add`)."""
+    over the row-buffer outcomes (`CriticalPathModel.dram_classes_add`); `schedulers` > 0 puts the issue slots
+    and the ALU pipe in each scheduler's closed network (`scheduler_ns`) instead of the bounds."""
     by = _stable_order(jobs)
     n = by.size
     sorted_jobs = jobs[by]
@@ -276,12 +288,13 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, ma
     phase_ns = np.empty(phases)
     bound = np.empty(phases, dtype=np.int64)
     previous = 0.0
+    local = (servers + 1, servers + 5) if schedulers > 0 else (-1, -1)
     for k in range(phases):
         step = sorted_jobs[first[k]] - previous
         previous = sorted_jobs[first[k]]
-        top = 0
-        for r in range(1, rows):
-            if demand[r, k] > demand[top, k]:
+        top = -1
+        for r in range(rows):
+            if r != local[0] and r != local[1] and (top < 0 or demand[r, k] > demand[top, k]):
                 top = r
         most = demand[top, k]
         if server_of.size:
@@ -294,6 +307,38 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, ma
             if mixed > most:
                 most, top = mixed, dominant
         bandwidth = (n - first[k]) * most
+        if schedulers > 0:
+            busier = local[0] if demand[local[0], k] >= demand[local[1], k] else local[1]
+            own = scheduler_ns(wait[k], demand[local[0], k] * schedulers, demand[local[1], k] * schedulers,
+                               (n - first[k]) / schedulers)
+            if own >= bandwidth:
+                phase_ns[k] = step * own
+                bound[k] = rows if wait[k] >= (n - first[k]) * demand[busier, k] else busier
+            else:
+                phase_ns[k] = step * bandwidth
+                bound[k] = top
+            continue
         phase_ns[k] = step * max(wait[k], bandwidth)
         bound[k] = rows if wait[k] >= bandwidth else top
     return phase_ns, bound
+
+
+@numba.njit(cache=True, nogil=True)
+def scheduler_ns(latency, issue, alu, warps):
+    """ns a job of one warp takes on a scheduler that holds `warps` warps (interpolated between whole
+    numbers; below one, a lone warp), each job needing `issue` ns of the issue slot and `alu` ns of the ALU
+    pipe and waiting `latency` ns in all when alone: exact mean value analysis of the closed network of
+    the two stations and a delay of `latency` less their demands."""
+    delay = max(latency - issue - alu, 0.0)
+    if delay + issue + alu <= 0.0:
+        return 0.0
+    whole = int(np.floor(warps))
+    queued_issue = queued_alu = 0.0
+    below = above = delay + issue + alu
+    for customers in range(1, whole + 2):
+        at_issue, at_alu = issue * (1.0 + queued_issue), alu * (1.0 + queued_alu)
+        above = delay + at_issue + at_alu
+        queued_issue, queued_alu = customers / above * at_issue, customers / above * at_alu
+        if customers == whole:
+            below = above
+    return below + (warps - whole) * (above - below)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmachine.critical import CriticalPathModel, launch_time
+from opmachine.critical import CriticalPathModel, launch_time, scheduler_ns
 from opmachine.memory import slot_loads
 from opmachine.instructions import hop_cycles
 from opmachine.kernels import ANI, NF1, NF2, OP, JobTrace, parse_kernel
@@ -183,6 +183,24 @@ def test_row_buffer_classes_that_add_share_one_dram_demand():
         launch_time(jobs, misses, jobs * 100.0, 0 * jobs, side_by_side) == (10 * 240.0, "RBM")
 
 
+def _mean_value_ns(latency, issue, alu, warps):
+    """One scheduler's closed network by the textbook recursion (Lazowska et al., Algorithm 6.1): stations
+    issue and ALU, a delay of the latency less their demands; R at whole warps, interpolated between."""
+    delay = max(latency - issue - alu, 0.0)
+    if delay + issue + alu <= 0.0:
+        return 0.0
+    residence = [delay + issue + alu]  # R(1), also a lone warp's below one
+    queued = (0.0, 0.0)
+    for customers in range(1, int(np.floor(warps)) + 2):
+        at = (issue * (1.0 + queued[0]), alu * (1.0 + queued[1]))
+        total = delay + at[0] + at[1]
+        queued = (customers / total * at[0], customers / total * at[1])
+        residence.append(total)
+    whole = int(np.floor(warps))
+    below = residence[whole] if whole else residence[0]
+    return below + (warps - whole) * (residence[whole + 1] - below)
+
+
 def _launch_time_arrays(jobs, sectors, latency, hot, model, instructions=None):
     """The launch time with whole-array operations, as the model's docstring states it: the reference
     for `launch_time`'s compiled loop (which must give the same floats)."""
@@ -208,7 +226,10 @@ def _launch_time_arrays(jobs, sectors, latency, hot, model, instructions=None):
     demand = np.vstack([per_server * model.peak_ns[:, None], active_mean(hot) * model.same_sector_ns,
                         active_mean(count) * model.issue_ns, active_mean(shared) * model.shared_ns,
                         active_mean(alu) * model.alu_ns])
-    most, top = demand.max(axis=0), demand.argmax(axis=0)
+    local = np.array([len(model.servers) + 1, len(model.servers) + 3]) if model.schedulers else np.zeros(0, int)
+    others = np.delete(demand, local, axis=0)  # the issue and ALU rows are a scheduler's own with schedulers
+    others_at = np.delete(np.arange(len(demand)), local)
+    most, top = others.max(axis=0), others_at[others.argmax(axis=0)]
     if model.dram_classes_add:  # one DRAM demand: each row-buffer outcome's sectors at its server's peak, summed
         parts = means[1:] * model.peak_ns[model.server_of[1:]][:, None]
         mixed = parts[0] + parts[1]
@@ -219,13 +240,22 @@ def _launch_time_arrays(jobs, sectors, latency, hot, model, instructions=None):
     phase_ns = steps * np.maximum(wait, bandwidth)
     names = np.array((*model.servers, "L2S", "ISSUE", "SHM", "ALU", "latency"))
     bound = np.where(wait >= bandwidth, len(names) - 1, top)
+    if model.schedulers:
+        issue, alu = demand[local[0]], demand[local[1]]
+        mva = np.array([_mean_value_ns(w, i * model.schedulers, a * model.schedulers, n / model.schedulers)
+                        for w, i, a, n in zip(wait, issue, alu, active)])
+        busier = np.where(issue >= alu, names.tolist().index("ISSUE"), names.tolist().index("ALU"))
+        local_bound = np.where(wait >= active * np.maximum(issue, alu), len(names) - 1, busier)
+        phase_ns = steps * np.where(mva >= bandwidth, mva, bandwidth)
+        bound = np.where(mva >= bandwidth, local_bound, top)
     share = np.bincount(bound, weights=phase_ns, minlength=len(names))
     return float(phase_ns.sum()), str(names[int(share.argmax())])
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(1, 40), st.integers(0, 2**32 - 1), st.booleans(), st.booleans(), st.booleans())
-def test_launch_time_equals_its_array_form(slots, seed, rows, with_instructions, dram_classes_add):
+@given(st.integers(1, 40), st.integers(0, 2**32 - 1), st.booleans(), st.booleans(), st.booleans(),
+       st.sampled_from([0.0, 1.0, 3.0, 7.5]))
+def test_launch_time_equals_its_array_form(slots, seed, rows, with_instructions, dram_classes_add, schedulers):
     rng = np.random.default_rng(seed)
     jobs = rng.integers(0, 6, slots).astype(np.float64)  # few distinct counts: ties and idle slots
     sectors = rng.integers(0, 40, (3, slots)) * (jobs > 0)
@@ -235,6 +265,45 @@ def test_launch_time_equals_its_array_form(slots, seed, rows, with_instructions,
                               np.array([0, 1, 2] if rows else [0, 1, 1]), np.zeros((3, 33)),
                               rng.uniform(0.01, 5.0, 3 if rows else 2), float(rng.uniform(0, 30)),
                               issue_ns=float(rng.uniform(0, 2)), shared_ns=float(rng.uniform(0, 2)),
-                              alu_ns=float(rng.uniform(0, 2)), dram_classes_add=dram_classes_add)
+                              alu_ns=float(rng.uniform(0, 2)), dram_classes_add=dram_classes_add,
+                              schedulers=schedulers)
     assert launch_time(jobs, sectors, latency, hot, model, instructions) == \
         _launch_time_arrays(jobs, sectors, latency, hot, model, instructions)
+
+
+def test_scheduler_network_by_hand():
+    # one station of 1 ns a job, a delay of 1 ns (latency 2 less the demand): R(1) = 2, a warp queued 1/2 of
+    # the time; R(2) = 1 + 1 x (1 + 1/2) = 2.5, where both bounds give max(2, 2 x 1) = 2
+    assert scheduler_ns(2.0, 1.0, 0.0, 2.0) == 2.5
+    assert scheduler_ns(2.0, 1.0, 0.0, 1.5) == 2.25  # between R(1) and R(2)
+    assert scheduler_ns(2.0, 1.0, 0.0, 0.3) == 2.0  # a lone warp waits its latency
+    assert scheduler_ns(0.5, 1.0, 0.0, 1.0) == 1.0  # a latency below the demand is no delay at all
+    # two stations: ALU 2 ns, issue 1 ns, delay 0: R(1) = 3, queues 1/3 and 2/3; R(2) = 1 x 4/3 + 2 x 5/3
+    assert scheduler_ns(3.0, 1.0, 2.0, 2.0) == pytest.approx(14 / 3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(*(st.floats(0, top, allow_subnormal=False) for top in (1e4, 100, 100, 64)))
+def test_scheduler_network_lies_between_its_bounds(latency, issue, alu, warps):
+    r = scheduler_ns(latency, issue, alu, warps)
+    busier = max(issue, alu)
+    assert r >= max(latency, issue + alu, warps * busier) * (1 - 1e-12)
+    assert r <= max(latency, issue + alu) + max(warps - 1, 0) * (issue + alu) * (1 + 1e-12) + 1e-9
+    assert scheduler_ns(latency, issue, alu, warps + 1) >= r * (1 - 1e-12)  # more warps never speed one up
+
+
+def test_launch_queues_for_its_schedulers_issue_slot():
+    # 2 slots x 10 jobs on one scheduler, each job 110 ns of issue and 200 ns of latency in all: the bounds give
+    # max(200, 2 x 110) = 220 ns a job; the network R(2) = 90 + 110 x (1 + 110 / 200) = 260.5, bound by issue
+    jobs = np.full(2, 10.0)
+    sectors = np.zeros((3, 2))
+    instructions = (jobs * 110.0, 0 * jobs, 0 * jobs, 0 * jobs)
+    bounds = dataclasses.replace(_model(), issue_ns=1.0)
+    assert launch_time(jobs, sectors, jobs * 200.0, 0 * jobs, bounds, instructions) == (2200.0, "ISSUE")
+    network = dataclasses.replace(bounds, schedulers=1.0)
+    time, bound = launch_time(jobs, sectors, jobs * 200.0, 0 * jobs, network, instructions)
+    assert (time, bound) == (pytest.approx(2605.0), "ISSUE")
+    # the memory's bound still wins where it is the larger: 2 x 150 ns a job of L2 sectors
+    sectors[0] = jobs * 150.0
+    assert launch_time(jobs, sectors, jobs * 200.0, 0 * jobs, dataclasses.replace(network, peak_ns=np.array(
+        [1.0, 0.0, 0.0])), instructions) == (3000.0, "L2H")
