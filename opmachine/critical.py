@@ -151,9 +151,8 @@ def _instruction_costs(profile) -> dict:
     clock = getattr(profile, "clock_mhz", 0.0) or 0.0
     if clock <= 0:
         return {}
-    cycle = 1000.0 / clock
-    return {"cycle_ns": cycle, "issue_ns": cycle / (SCHEDULERS_PER_SM * profile.sms),
-            "schedulers": float(SCHEDULERS_PER_SM * profile.sms)}
+    cycle, schedulers = 1000.0 / clock, float(SCHEDULERS_PER_SM * profile.sms)
+    return {"cycle_ns": cycle, "issue_ns": cycle / schedulers, "schedulers": schedulers}
 
 
 def _chase_issue_ns(profile, instruction: dict) -> float:
@@ -307,19 +306,15 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, ma
             if mixed > most:
                 most, top = mixed, dominant
         bandwidth = (n - first[k]) * most
+        own, named = wait[k], rows  # a job's time on its own warp's side: its latency, or its scheduler's network
         if schedulers > 0:
             busier = local[0] if demand[local[0], k] >= demand[local[1], k] else local[1]
             own = scheduler_ns(wait[k], demand[local[0], k] * schedulers, demand[local[1], k] * schedulers,
                                (n - first[k]) / schedulers)
-            if own >= bandwidth:
-                phase_ns[k] = step * own
-                bound[k] = rows if wait[k] >= (n - first[k]) * demand[busier, k] else busier
-            else:
-                phase_ns[k] = step * bandwidth
-                bound[k] = top
-            continue
-        phase_ns[k] = step * max(wait[k], bandwidth)
-        bound[k] = rows if wait[k] >= bandwidth else top
+            if wait[k] < (n - first[k]) * demand[busier, k]:
+                named = busier
+        phase_ns[k] = step * max(own, bandwidth)
+        bound[k] = named if own >= bandwidth else top
     return phase_ns, bound
 
 
