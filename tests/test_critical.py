@@ -189,16 +189,15 @@ def _mean_value_ns(latency, issue, alu, warps):
     delay = max(latency - issue - alu, 0.0)
     if delay + issue + alu <= 0.0:
         return 0.0
-    residence = [delay + issue + alu]  # R(1), also a lone warp's below one
+    whole = int(np.floor(warps))
+    residence = [delay + issue + alu]  # [0]: a lone warp's (R(1)), below one warp
     queued = (0.0, 0.0)
-    for customers in range(1, int(np.floor(warps)) + 2):
+    for customers in range(1, whole + 2):
         at = (issue * (1.0 + queued[0]), alu * (1.0 + queued[1]))
         total = delay + at[0] + at[1]
         queued = (customers / total * at[0], customers / total * at[1])
-        residence.append(total)
-    whole = int(np.floor(warps))
-    below = residence[whole] if whole else residence[0]
-    return below + (warps - whole) * (residence[whole + 1] - below)
+        residence.append(total)  # [customers]: R(customers)
+    return residence[whole] + (warps - whole) * (residence[whole + 1] - residence[whole])
 
 
 def _launch_time_arrays(jobs, sectors, latency, hot, model, instructions=None):
