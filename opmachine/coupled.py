@@ -17,6 +17,9 @@ wave rule: lanes of one wave that find a vertex unvisited all try its compare-an
 atomic lookup's bitmask reads through the L1 see the bytes of when their SM fetched the line, so on
 scale-free graphs (a hub's byte read by every SM) its label reads and bitmask stores are up to four times
 the model's (the results README has the counts), and those launches' times are short by as much.
+The bitmask reads that the SMs' L1s serve are counted (`l1_hits`, `cache.l1`, within a few points of Nsight
+Compute's hit rates) but still go to the L2 model: served from the L1 alone they leave the contractions 10-14%
+too fast, which the CTA barriers they wait at would have to make up (not modelled).
 Other lookup modes have no listings, so their launches are timed without the instruction path. The first launch finds a cold L2 (the GPU's timed replays follow a
 warm-up run). The queue order is the model's (the GPU's atomic counters order CTAs' blocks as they come).
 """
@@ -29,9 +32,10 @@ from simdmodel.couplings import Coupling, LaunchWork, QueueTurns, coupled_launch
 from simdmodel.lookup import KEPT, MASK_READ, MASK_WRITE
 
 from .cache import SetAssocState
+from .cache.l1 import CACHED, DROP, NONE, PASS, l1_hits
 from .critical import CriticalPathModel, launch_slots, launch_time, slot_instructions
 from .instructions import WarpInstructions, arch_of, coupled_trips, has_listing, kernel_code, trip_matrix
-from .kernels import DEFAULT_BLOCK, NF1, NF2, OP, SERVER_FIELDS, JobBuffer
+from .kernels import ANI, DEFAULT_BLOCK, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobBuffer
 from .kernels.couple import (CONTRACT_ITEMS, CTA_SIZE, CTA_WARPS, LaunchShape, coupled_jobs, launch_shape,
                              listing_name)
 from .layout import PIECE_COUNT, QUEUE_SIZE, coupled_layout_for
@@ -39,10 +43,13 @@ from .memory import LaunchScratch, l2_geometry, simulate_launch_loads
 from .predict import INSTRUCTION_COLUMNS
 from .store_flush import store_flush_ns, storing_blocks, stores_per_warp
 
-TIME_COLUMNS = ("grid", "jobs", "l2_sectors", "l2_hits", "dram_sectors", "inst_executed", "shared_ld_inst",
-                "shared_st_inst", "alu_pipe_inst", "memory_ns", "fixed_ns", "store_flush_ns", "predicted_ns",
-                "bottleneck")
-"""What `predict_coupled_bfs` adds to each launch of `coupled_launches`: its CTAs, jobs and sectors, warp
+L1_LINE_SECTORS = 4  # spec: an SM's L1 has 128-byte lines of four 32-byte sectors (Volta .. Hopper)
+
+TIME_COLUMNS = ("grid", "jobs", "l1_sectors", "l1_hits", "l2_sectors", "l2_hits", "dram_sectors", "inst_executed",
+                "shared_ld_inst", "shared_st_inst", "alu_pipe_inst", "memory_ns", "fixed_ns", "store_flush_ns",
+                "predicted_ns", "bottleneck")
+"""What `predict_coupled_bfs` adds to each launch of `coupled_launches`: its CTAs, jobs, its load sectors at
+the SMs' L1s and the bitmask reads they serve (`CoupledPredictor.l1_counts`), its L2 and DRAM sectors, warp
 instructions, shared-memory loads and stores and ALU-pipe instructions (NaN without a listing), the
 critical-path time of its jobs and instructions, the launch overhead, what its storing blocks add at its
 end ([store_flush], `opmachine.store_flush`), their sum and the bottleneck."""
@@ -70,8 +77,9 @@ class CoupledPredictor:
     as its `observe` (with `grid` and `resident_threads` as its own), then `times()` has a row of
     TIME_COLUMNS per launch."""
 
-    def __init__(self, graph, coupling: Coupling, profile):
+    def __init__(self, graph, coupling: Coupling, profile, bitmask_l1: bool = True):
         self.graph, self.profile = graph, profile
+        self.bitmask_l1 = bitmask_l1 and coupling.mode == "atomic"  # the other modes read it with ld.global.cg
         self.grid = profile.full_wave_grid(DEFAULT_BLOCK)
         self.resident_threads = self.grid * DEFAULT_BLOCK
         self.layout = coupled_layout_for(graph.n, graph.m)
@@ -92,6 +100,7 @@ class CoupledPredictor:
         queue_in, queue_out = self.queues.step(work.phase)
         start = self.enqueued if work.phase == "pieces" else 0
         trace = coupled_jobs(graph, work, layout, grid, queue_in, queue_out, start, self.buffer, shape)
+        l1 = self.l1_counts(trace, shape.phase)
         counts, _, loads = simulate_launch_loads(trace, layout, profile, "setassoc", self.state, [critical],
                                                  self.scratch)
         jobs, sectors, _, waited, hot = loads[0]
@@ -111,12 +120,28 @@ class CoupledPredictor:
             self.enqueued = start + int(np.count_nonzero(work.flags & KEPT))
         fixed = float(profile.launch_overhead_ns)
         flush = store_flush_ns(profile, storing_blocks(stores_per_warp(trace), DEFAULT_BLOCK))
-        self.rows.append({"grid": grid, "jobs": int(fields["jobs"]), "l2_sectors": int(fields["l2_sectors"]),
+        self.rows.append({"grid": grid, "jobs": int(fields["jobs"]), **l1, "l2_sectors": int(fields["l2_sectors"]),
                           "l2_hits": int(fields["l2_hits"]), "dram_sectors": int(fields["dram_sectors"]),
                           **(dict.fromkeys(INSTRUCTION_COLUMNS, np.nan)
                              if instructions is None else instructions.totals()),
                           "memory_ns": memory_ns, "fixed_ns": fixed, "store_flush_ns": flush,
                           "predicted_ns": memory_ns + fixed + flush, "bottleneck": bottleneck})
+
+    def l1_counts(self, trace, phase: str) -> dict:
+        """A launch's load sectors at its SMs' L1s and the bitmask reads they serve (`cache.l1`, the kernel's L1
+        from the profile's `[l1_carveout]`); NaN where the build reads the bitmask from the L2 only or the
+        profile has no carve-outs. The L2 model still sees every sector: the time does not use these yet."""
+        carveout = getattr(self.profile, "l1_carveout", None)
+        if carveout is None or not self.bitmask_l1:
+            return {"l1_sectors": np.nan, "l1_hits": np.nan}
+        sector_bytes = self.profile.sector_bytes
+        line_bytes = L1_LINE_SECTORS * sector_bytes
+        kinds = l1_kinds(trace, self.layout)
+        sm = (trace.warp // CTA_WARPS) % self.profile.sms
+        hits = l1_hits(sm, kinds, trace.ptr, trace.sectors, self.profile.sms,
+                       carveout.l1_lines(phase, self.profile.l1_bytes, line_bytes), L1_LINE_SECTORS)
+        loads = (kinds == CACHED) | (kinds == PASS)
+        return {"l1_sectors": int(np.diff(trace.ptr)[loads].sum()), "l1_hits": int(hits.sum())}
 
     def times(self) -> pd.DataFrame:
         """One row of TIME_COLUMNS per launch observed."""
@@ -124,7 +149,7 @@ class CoupledPredictor:
 
 
 def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: bool = True,
-                        spread: bool = True) -> pd.DataFrame:
+                        spread: bool = True, bitmask_l1: bool = True) -> pd.DataFrame:
     """Every launch of `coupling`'s BFS from `source` on `profile`'s GPU (the set-up excepted): its row of
     `coupled_launches` and its predicted time (TIME_COLUMNS); QueueOverflow where a queue would outgrow
     its slots. `claim`: the GPU's claim build, its default (only the claiming lane sets its bitmask bit, with an
@@ -132,12 +157,29 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: 
     rate measured with atomic ORs (`per_ns_or`; `LaunchWork.atomic_or`), not the byte stores' (none where the
     profile lacks it). Without `claim`, the plain build (every lane that finds its bit unset stores the byte; its
     instructions are counted from the claim build's listing, which differs in that one store). `spread`: small
-    launches leave lists longer than a warp as pieces (`simdmodel.couplings.big_list`)."""
-    predictor = CoupledPredictor(graph, coupling, profile)
+    launches leave lists longer than a warp as pieces (`simdmodel.couplings.big_list`). `bitmask_l1`: the build
+    reads the bitmask through the SMs' L1s (the default), whose hits `l1_hits` counts; else from the L2 only."""
+    predictor = CoupledPredictor(graph, coupling, profile, bitmask_l1)
     table = coupled_launches(graph, int(source), coupling, predictor.grid, predictor.resident_threads,
                              observe=predictor.observe, claim=claim, spread=spread)
     table = table[table["phase"] != "setup"].reset_index(drop=True)
     return pd.concat([table, predictor.times()], axis=1)
+
+
+def l1_kinds(trace, layout, first: np.ndarray | None = None) -> np.ndarray:
+    """What each job of a coupled launch does at its SM's L1 (`cache.l1`): its bitmask reads (NF1) are cached,
+    its other loads (the `.cg` reads of queues, row offsets, columns and labels) pass it, its bitmask stores (the
+    claim build's atomic ORs) drop their line; the counter atomics, the label claims and the other stores do
+    nothing there."""
+    first = first_sectors(trace) if first is None else first
+    kinds = np.full(trace.jobs, NONE, dtype=np.int8)
+    counters = np.diff(trace.ptr) == 1
+    counters &= (first == layout.sector_of("counters", QUEUE_SIZE)) | (first == layout.sector_of("counters", PIECE_COUNT))
+    kinds[np.isin(trace.server, (ANI, ERL, EDL)) & ~counters] = PASS
+    kinds[(trace.server == NF2) & ~claim_jobs(trace)] = PASS
+    kinds[trace.server == NF1] = CACHED
+    kinds[bitmask_store_jobs(trace, layout, first)] = DROP
+    return kinds
 
 
 def first_sectors(trace) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 Fully associative LRU by stack distance (`stack`) and a sectored set-associative LRU (`setassoc`),
 both fed the stream of 32-byte sector ids that coalescing produces; `partitions` follows which of a
-partitioned L2's partitions hold each sector, and `lru_list` is the row buffers' LRU.
+partitioned L2's partitions hold each sector, `lru_list` is the row buffers' LRU, and `l1` each SM's L1
+under the coupled kernels' bitmask reads.
 """
 from .setassoc import SetAssocGeometry, SetAssocState, setassoc_hits
 from .stack import lru_hits, miss_ratio_curve, stack_distances

@@ -18,7 +18,8 @@ loads), `atomics` (the [atomics] time of atomics on one word), `atomic_latency` 
 lookups that store their byte back), `l2_capacity` (the [l2_capacity] the model's L2 simulates),
 `l2_partitions` (the [l2_partitions]: a warp's L2 hit within and across the L2's partitions),
 `store_flush` (the [store_flush] a launch whose blocks store adds at its end), `memory_mix` (the
-[memory_mix] launches of one and two sector classes: whether their times add),
+[memory_mix] launches of one and two sector classes: whether their times add), `l1_carveout` (the
+[l1_carveout] shared memory configured for each coupled kernel: the L1 its bitmask reads find),
 `loading` (shipped names and paths),
 `writing` (measured profiles written, validated and moved into place), `errors`.
 """
@@ -29,6 +30,7 @@ from .compaction import CompactionCosts
 from .gather import GatherRates
 from .l2_capacity import L2Capacity
 from .l2_partitions import L2Partitions
+from .l1_carveout import L1Carveout
 from .memory_mix import MemoryMix
 from .store_flush import StoreFlush
 from .cpu_profile import CacheLevel, CPUProfile, LoopCosts
@@ -78,6 +80,7 @@ __all__ = [
     "LoopCosts",
     "MEASURED_SECTIONS",
     "MemoryMix",
+    "L1Carveout",
     "GPUProfile",
     "GPU_HARDWARE_KEYS",
     "HARDWARE_ORIGINS",

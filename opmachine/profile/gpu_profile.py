@@ -14,6 +14,7 @@ from .atomic_latency import AtomicLatency, parse_atomic_latency
 from .atomics import AtomicCosts, parse_atomics
 from .bitmask import BitmaskRates, parse_bitmask
 from .gather import GatherRates, parse_gather
+from .l1_carveout import L1Carveout, parse_l1_carveout
 from .l2_capacity import L2Capacity, parse_l2_capacity
 from .l2_partitions import L2Partitions, parse_l2_partitions
 from .memory_mix import MemoryMix, parse_memory_mix
@@ -39,7 +40,8 @@ __all__ = ["GPUProfile", "parse_gpu"]
 _MEASURED_PARSERS = {"compaction": parse_compaction, "gather": parse_gather, "atomics": parse_atomics,
                      "bitmask": parse_bitmask, "atomic_latency": parse_atomic_latency,
                      "l2_capacity": parse_l2_capacity, "l2_partitions": parse_l2_partitions,
-                     "store_flush": parse_store_flush, "memory_mix": parse_memory_mix}
+                     "store_flush": parse_store_flush, "memory_mix": parse_memory_mix,
+                     "l1_carveout": parse_l1_carveout}
 MEASURED_SECTIONS = tuple(_MEASURED_PARSERS)
 """The optional tables a microbenchmark measures, each with its own [TABLE.provenance] and a GPUProfile
 field of its name: the order a rendered profile writes them in."""
@@ -56,7 +58,9 @@ class GPUProfile:
     warp instructions and shared-memory accesses ([instructions]), or None where none were measured;
     `compaction` the measured compaction time by graph size ([compaction]), or None; `store_flush` what a
     launch whose blocks store adds at its end ([store_flush]), or None (no such cost); `memory_mix` launches
-    of one and two sector classes ([memory_mix]), or None (the classes' servers side by side).
+    of one and two sector classes ([memory_mix]), or None (the classes' servers side by side); `l1_carveout`
+    the shared memory configured for each coupled kernel ([l1_carveout]), or None (their bitmask reads all go
+    to the L2).
     """
 
     name: str
@@ -95,6 +99,7 @@ class GPUProfile:
     l2_partitions: L2Partitions | None = None
     store_flush: StoreFlush | None = None
     memory_mix: MemoryMix | None = None
+    l1_carveout: L1Carveout | None = None
 
     @property
     def physical_warps(self) -> int:

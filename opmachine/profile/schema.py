@@ -22,9 +22,9 @@ A GPU profile (`kind = "gpu"`) has these top-level keys and tables:
   `gpu_validate.profile_gpu`): the compaction's time by graph size, with `[compaction.provenance]`
   naming the run (`compaction.COMPACTION_KEYS`);
 - `[gather]`, `[atomics]`, `[bitmask]`, `[atomic_latency]`, `[l2_capacity]`, `[l2_partitions]`, `[store_flush]`,
-  `[memory_mix]` (optional; measured by `gpu_validate.gather`, `gpu_validate.atomics` (the fourth too),
-  `gpu_validate.bitmask`, `gpu_validate.l2_probe` (the next two), `gpu_validate.overheads --stores` and
-  `gpu_validate.memory_mix`): the other measured sections
+  `[memory_mix]`, `[l1_carveout]` (optional; measured by `gpu_validate.gather`, `gpu_validate.atomics` (the fourth
+  too), `gpu_validate.bitmask`, `gpu_validate.l2_probe` (the next two), `gpu_validate.overheads --stores`,
+  `gpu_validate.memory_mix` and `gpu_validate.coupling_counters`): the other measured sections
   (`gpu_profile.MEASURED_SECTIONS`), each with its `[TABLE.provenance]` naming the run.
 
 A CPU profile (`kind = "cpu"`) has `[hardware]` (`clock_ghz`, `line_bytes`), `[[levels]]`,

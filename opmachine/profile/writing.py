@@ -23,6 +23,7 @@ from .compaction import CompactionCosts
 from .atomic_latency import AtomicLatency
 from .l2_capacity import L2Capacity
 from .l2_partitions import L2Partitions
+from .l1_carveout import CARVEOUT_PHASES, L1Carveout
 from .memory_mix import MemoryMix
 from .store_flush import StoreFlush
 from .atomics import AtomicCosts
@@ -47,7 +48,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
                        atomics: AtomicCosts | None = None, bitmask: BitmaskRates | None = None,
                        atomic_latency: AtomicLatency | None = None, l2_capacity: L2Capacity | None = None,
                        l2_partitions: L2Partitions | None = None, store_flush: StoreFlush | None = None,
-                       memory_mix: MemoryMix | None = None) -> str:
+                       memory_mix: MemoryMix | None = None, l1_carveout: L1Carveout | None = None) -> str:
     """The TOML text of a measured GPU profile (`measured = true`), in the layout of the shipped files.
 
     `hardware` maps every key of GPU_HARDWARE_KEYS to its value; `curves` maps curve names to
@@ -56,7 +57,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
     [hardware] value, `hardware_provenance` the [provenance] table (ORIGIN[: note] per key),
     `instructions` the [instructions] section (`instruction_section`, with `instructions_notes`),
     and `compaction`, `gather`, `atomics`, `bitmask`, `atomic_latency`, `l2_capacity`, `l2_partitions`,
-    `store_flush`, `memory_mix` the measured sections of those names (`measured_section`).
+    `store_flush`, `memory_mix`, `l1_carveout` the measured sections of those names (`measured_section`).
     Raises ProfileError naming the key on a mistake the text would carry; the text itself is
     checked by `write_profile_text` (or parse_profile_bytes) when it is loaded back.
     """
@@ -115,7 +116,7 @@ def render_gpu_profile(*, name: str, description: str, device_name: str, compute
         text += "\n" + instruction_section(instructions, label, instructions_notes)
     measured = dict(compaction=compaction, gather=gather, atomics=atomics, bitmask=bitmask,
                     atomic_latency=atomic_latency, l2_capacity=l2_capacity, l2_partitions=l2_partitions,
-                    store_flush=store_flush, memory_mix=memory_mix)
+                    store_flush=store_flush, memory_mix=memory_mix, l1_carveout=l1_carveout)
     for table in MEASURED_SECTIONS:
         if measured[table] is not None:
             text += "\n" + measured_section(table, measured[table], label)
@@ -297,6 +298,10 @@ _MEASURED = {  # table -> (what it holds, its integer-valued arrays, the comment
                    "DRAM row hits in order, stores beyond the L2; every warp of a full wave, no access waiting for "
                    "another): each launch's sectors of each class and its ns, median over repeats; "
                    "opmachine.profile.memory_mix says how the model uses it."),
+    "l1_carveout": (L1Carveout, CARVEOUT_PHASES,
+                    "[l1_carveout]: bytes of shared memory the driver configured for each coupled kernel, by launch "
+                    "phase (Nsight Compute's launch__shared_mem_config_size): the SM's L1 is what they leave of "
+                    "l1_bytes; opmachine.profile.l1_carveout says how the model uses it."),
 }
 assert tuple(_MEASURED) == MEASURED_SECTIONS
 
@@ -304,7 +309,7 @@ assert tuple(_MEASURED) == MEASURED_SECTIONS
 def measured_section(table: str, value, label: str) -> str:
     """The [`table`] and [`table`.provenance] tables of one measured section (MEASURED_SECTIONS: `value` a
     CompactionCosts, GatherRates, AtomicCosts, BitmaskRates, AtomicLatency, L2Capacity, L2Partitions,
-    StoreFlush or MemoryMix) as
+    StoreFlush, MemoryMix or L1Carveout) as
     TOML text, after a comment saying what they are; ProfileError naming the key on a value the text cannot
     carry."""
     if table not in _MEASURED:

@@ -1,0 +1,142 @@
+"""Each SM's L1 data cache, as the coupled kernels' status lookups find it: which bitmask reads it serves.
+
+The coupled kernels read every array with `ld.global.cg` (the L2 only) except the status lookup's bitmask,
+which they read with `ld.global.ca` through the SM's L1 (`gpu_validate/cuda/status_lookup.cuh`). Nsight
+Compute's per-launch L1 hits of those kernels (`gpu_validate/results/nvidia-h200-coupling-loads/`) follow
+from four rules, which this module simulates:
+
+- each SM has an L1 of its own, `lines` lines of `sectors_per_line` sectors (the profile's `l1_bytes` less the
+  kernel's shared-memory carve-out, `[l1_carveout]`), fully associative and least recently used first out,
+  empty at each launch; a sector hits iff its line is resident with that sector valid;
+- a cached read (`CACHED`: the bitmask's) may hit and makes its line the most recent;
+- a read that bypasses the L1 (`PASS`: the `.cg` loads) never hits but still takes a line as it passes,
+  the most recent, with its sector valid;
+- a store or atomic of the SM on a line (`DROP`: the claim build's atomic OR on a bitmask word) drops the
+  line from that SM's L1 (other SMs keep their copies, which is why their bits can be stale).
+
+CTA c runs on SM c mod SMs (a full wave puts each CTA on its own slot of an SM); an SM sees its jobs in the
+trace's order.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+NONE, CACHED, PASS, DROP = range(4)
+"""What a job does at the L1 (`l1_hits`' `job_kind`): nothing (a store beyond the bitmask, an atomic on a
+counter), a cached read, a read that bypasses it, a drop."""
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _unlink(node, newer, older, meta):
+    """Take `node` out of the recency list (meta: head = most recent, tail = least)."""
+    before, after = newer[node], older[node]
+    if before >= 0:
+        older[before] = after
+    else:
+        meta[0] = after
+    if after >= 0:
+        newer[after] = before
+    else:
+        meta[1] = before
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _push_head(node, newer, older, meta):
+    """Make `node` the most recent."""
+    newer[node] = -1
+    older[node] = meta[0]
+    if meta[0] >= 0:
+        newer[meta[0]] = node
+    meta[0] = node
+    if meta[1] < 0:
+        meta[1] = node
+
+
+@numba.njit(cache=True, nogil=True)
+def _l1_pass(job_sm, job_kind, ptr, sectors, sms, lines, sectors_per_line, universe_lines, hits):
+    """Fill `hits` (per sector entry of the trace) SM by SM; returns the sectors of CACHED and PASS jobs."""
+    starts = np.zeros(sms + 1, dtype=np.int64)
+    for j in range(job_sm.size):
+        if job_kind[j] != NONE:
+            starts[job_sm[j] + 1] += 1
+    for s in range(sms):
+        starts[s + 1] += starts[s]
+    order = np.empty(starts[sms], dtype=np.int64)
+    fill = starts[:sms].copy()
+    for j in range(job_sm.size):
+        if job_kind[j] != NONE:
+            order[fill[job_sm[j]]] = j
+            fill[job_sm[j]] += 1
+    node_of = np.full(universe_lines, -1, dtype=np.int32)
+    line_of = np.zeros(lines, dtype=np.int64)
+    valid = np.zeros(lines, dtype=np.int64)
+    newer = np.full(lines, -1, dtype=np.int32)
+    older = np.full(lines, -1, dtype=np.int32)
+    free = np.empty(lines, dtype=np.int32)
+    meta = np.full(2, -1, dtype=np.int64)  # head, tail
+    read = 0
+    for s in range(sms):
+        used = 0  # nodes handed out so far this launch on this SM; dropped ones wait in `free`
+        spare = 0
+        for k in range(starts[s], starts[s + 1]):
+            j = order[k]
+            kind = job_kind[j]
+            for p in range(ptr[j], ptr[j + 1]):
+                sector = sectors[p]
+                line = sector // sectors_per_line
+                bit = np.int64(1) << (sector % sectors_per_line)
+                node = node_of[line]
+                if kind == DROP:
+                    if node >= 0:
+                        _unlink(node, newer, older, meta)
+                        node_of[line] = -1
+                        free[spare] = node
+                        spare += 1
+                    continue
+                read += 1
+                if node >= 0:
+                    hits[p] = kind == CACHED and (valid[node] & bit) != 0
+                    valid[node] |= bit
+                    if node != meta[0]:
+                        _unlink(node, newer, older, meta)
+                        _push_head(node, newer, older, meta)
+                    continue
+                if spare > 0:
+                    spare -= 1
+                    node = free[spare]
+                elif used < lines:
+                    node = used
+                    used += 1
+                else:
+                    node = np.int32(meta[1])
+                    _unlink(node, newer, older, meta)
+                    node_of[line_of[node]] = -1
+                node_of[line] = node
+                line_of[node] = line
+                valid[node] = bit
+                _push_head(node, newer, older, meta)
+        node = meta[0]
+        while node >= 0:  # empty the cache for the next SM, touching only what it holds
+            node_of[line_of[node]] = -1
+            node = older[node]
+        meta[0] = -1
+        meta[1] = -1
+    return read
+
+
+def l1_hits(job_sm: np.ndarray, job_kind: np.ndarray, ptr: np.ndarray, sectors: np.ndarray, sms: int, lines: int,
+            sectors_per_line: int = 4) -> np.ndarray:
+    """Per sector entry of a trace (job j's are sectors[ptr[j]:ptr[j+1]]), whether the L1 of its job's SM
+    (`job_sm`) serves it, by the module's rules for each job's `job_kind` (NONE, CACHED, PASS, DROP), each SM's L1
+    `lines` lines of `sectors_per_line` sectors, empty at the start."""
+    if lines < 1 or sms < 1 or not 1 <= sectors_per_line <= 63:
+        raise ValueError(f"an L1 needs lines >= 1, sms >= 1 and 1..63 sectors a line, got {lines}, {sms}, "
+                         f"{sectors_per_line}")
+    sectors = np.ascontiguousarray(sectors, dtype=np.int64)
+    hits = np.zeros(sectors.size, dtype=np.bool_)
+    universe = int(sectors.max()) // sectors_per_line + 1 if sectors.size else 1
+    _l1_pass(np.ascontiguousarray(job_sm, dtype=np.int64), np.ascontiguousarray(job_kind, dtype=np.int8),
+             np.ascontiguousarray(ptr, dtype=np.int64), sectors, int(sms), int(lines), int(sectors_per_line),
+             universe, hits)
+    return hits
