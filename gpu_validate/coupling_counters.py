@@ -65,7 +65,7 @@ def predicted_launches(graph, label: str, source: int, profile, spread: bool = T
     from simdmodel.couplings import parse_coupling
 
     table = predict_coupled_bfs(graph, int(source), parse_coupling(label), profile, claim=claim, spread=spread,
-                                bitmask_l1=bitmask_l1)
+                                bitmask_l1=bitmask_l1, l1_counts=True)
     return table.assign(l1_hit_sectors=table["l1_hits"], l2_read_sectors=table["l1_sectors"] - table["l1_hits"])
 
 

@@ -17,8 +17,8 @@ wave rule: lanes of one wave that find a vertex unvisited all try its compare-an
 atomic lookup's bitmask reads through the L1 see the bytes of when their SM fetched the line, so on
 scale-free graphs (a hub's byte read by every SM) its label reads and bitmask stores are up to four times
 the model's (the results README has the counts), and those launches' times are short by as much.
-The bitmask reads that the SMs' L1s serve are counted (`l1_hits`, `cache.l1`, within a few points of Nsight
-Compute's hit rates) but still go to the L2 model: served from the L1 alone they leave the contractions 10-14%
+The bitmask reads that the SMs' L1s serve can be counted (`l1_counts`: `l1_hits`, `cache.l1`, within a few
+points of Nsight Compute's hit rates) but still go to the L2 model: served from the L1 alone they leave the contractions 10-14%
 too fast, which the CTA barriers they wait at would have to make up (not modelled).
 Other lookup modes have no listings, so their launches are timed without the instruction path. The first launch finds a cold L2 (the GPU's timed replays follow a
 warm-up run). The queue order is the model's (the GPU's atomic counters order CTAs' blocks as they come).
@@ -77,9 +77,10 @@ class CoupledPredictor:
     as its `observe` (with `grid` and `resident_threads` as its own), then `times()` has a row of
     TIME_COLUMNS per launch."""
 
-    def __init__(self, graph, coupling: Coupling, profile, bitmask_l1: bool = True):
+    def __init__(self, graph, coupling: Coupling, profile, bitmask_l1: bool = True, l1_counts: bool = False):
         self.graph, self.profile = graph, profile
-        self.bitmask_l1 = bitmask_l1 and coupling.mode == "atomic"  # the other modes read it with ld.global.cg
+        # the other lookup modes read the bitmask with ld.global.cg
+        self.l1_counts_wanted = l1_counts and bitmask_l1 and coupling.mode == "atomic"
         self.grid = profile.full_wave_grid(DEFAULT_BLOCK)
         self.resident_threads = self.grid * DEFAULT_BLOCK
         self.layout = coupled_layout_for(graph.n, graph.m)
@@ -129,10 +130,11 @@ class CoupledPredictor:
 
     def l1_counts(self, trace, phase: str) -> dict:
         """A launch's load sectors at its SMs' L1s and the bitmask reads they serve (`cache.l1`, the kernel's L1
-        from the profile's `[l1_carveout]`); NaN where the build reads the bitmask from the L2 only or the
-        profile has no carve-outs. The L2 model still sees every sector: the time does not use these yet."""
+        from the profile's `[l1_carveout]`); NaN unless asked for, where the build reads the bitmask from the L2
+        only, or where the profile has no carve-outs. The L2 model still sees every sector: the time does not use
+        these yet."""
         carveout = getattr(self.profile, "l1_carveout", None)
-        if carveout is None or not self.bitmask_l1:
+        if carveout is None or not self.l1_counts_wanted:
             return {"l1_sectors": np.nan, "l1_hits": np.nan}
         sector_bytes = self.profile.sector_bytes
         line_bytes = L1_LINE_SECTORS * sector_bytes
@@ -149,7 +151,7 @@ class CoupledPredictor:
 
 
 def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: bool = True,
-                        spread: bool = True, bitmask_l1: bool = True) -> pd.DataFrame:
+                        spread: bool = True, bitmask_l1: bool = True, l1_counts: bool = False) -> pd.DataFrame:
     """Every launch of `coupling`'s BFS from `source` on `profile`'s GPU (the set-up excepted): its row of
     `coupled_launches` and its predicted time (TIME_COLUMNS); QueueOverflow where a queue would outgrow
     its slots. `claim`: the GPU's claim build, its default (only the claiming lane sets its bitmask bit, with an
@@ -157,9 +159,10 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: 
     rate measured with atomic ORs (`per_ns_or`; `LaunchWork.atomic_or`), not the byte stores' (none where the
     profile lacks it). Without `claim`, the plain build (every lane that finds its bit unset stores the byte; its
     instructions are counted from the claim build's listing, which differs in that one store). `spread`: small
-    launches leave lists longer than a warp as pieces (`simdmodel.couplings.big_list`). `bitmask_l1`: the build
-    reads the bitmask through the SMs' L1s (the default), whose hits `l1_hits` counts; else from the L2 only."""
-    predictor = CoupledPredictor(graph, coupling, profile, bitmask_l1)
+    launches leave lists longer than a warp as pieces (`simdmodel.couplings.big_list`). `l1_counts`: fill
+    `l1_sectors` and `l1_hits` (`CoupledPredictor.l1_counts`; about 0.1 s a lookup launch of 10 M sectors), where
+    the build reads the bitmask through the SMs' L1s (`bitmask_l1`, the default; else from the L2 only)."""
+    predictor = CoupledPredictor(graph, coupling, profile, bitmask_l1, l1_counts)
     table = coupled_launches(graph, int(source), coupling, predictor.grid, predictor.resident_threads,
                              observe=predictor.observe, claim=claim, spread=spread)
     table = table[table["phase"] != "setup"].reset_index(drop=True)
@@ -173,8 +176,7 @@ def l1_kinds(trace, layout, first: np.ndarray | None = None) -> np.ndarray:
     nothing there."""
     first = first_sectors(trace) if first is None else first
     kinds = np.full(trace.jobs, NONE, dtype=np.int8)
-    counters = np.diff(trace.ptr) == 1
-    counters &= (first == layout.sector_of("counters", QUEUE_SIZE)) | (first == layout.sector_of("counters", PIECE_COUNT))
+    counters = counter_jobs(trace, layout, QUEUE_SIZE, first) | counter_jobs(trace, layout, PIECE_COUNT, first)
     kinds[np.isin(trace.server, (ANI, ERL, EDL)) & ~counters] = PASS
     kinds[(trace.server == NF2) & ~claim_jobs(trace)] = PASS
     kinds[trace.server == NF1] = CACHED

@@ -115,11 +115,14 @@ def test_a_counters_run_writes_every_phase_or_names_the_one_it_missed(tmp_path):
 def test_the_l1_counts_leave_the_time_alone(label):
     graph = load_graph("kron:scale=12,ef=16,seed=2")
     h200 = load_profile("h200")
-    rows = predict_coupled_bfs(graph, 3, parse_coupling(label), h200)
-    without = predict_coupled_bfs(graph, 3, parse_coupling(label), dataclasses.replace(h200, l1_carveout=None))
-    through_l2 = predict_coupled_bfs(graph, 3, parse_coupling(label), h200, bitmask_l1=False)
-    assert rows["predicted_ns"].tolist() == without["predicted_ns"].tolist() == through_l2["predicted_ns"].tolist()
-    assert without["l1_hits"].isna().all() and through_l2["l1_sectors"].isna().all()
+    rows = predict_coupled_bfs(graph, 3, parse_coupling(label), h200, l1_counts=True)
+    without = predict_coupled_bfs(graph, 3, parse_coupling(label), dataclasses.replace(h200, l1_carveout=None),
+                                  l1_counts=True)
+    through_l2 = predict_coupled_bfs(graph, 3, parse_coupling(label), h200, bitmask_l1=False, l1_counts=True)
+    unasked = predict_coupled_bfs(graph, 3, parse_coupling(label), h200)
+    assert rows["predicted_ns"].tolist() == without["predicted_ns"].tolist() == through_l2["predicted_ns"].tolist() \
+        == unasked["predicted_ns"].tolist()
+    assert without["l1_hits"].isna().all() and through_l2["l1_sectors"].isna().all() and unasked["l1_hits"].isna().all()
     looked_up = rows["mask_read"] > 0
     assert (rows["l1_hits"][looked_up] > 0).any() and (rows["l1_hits"][~looked_up] == 0).all()
     assert (rows["l1_hits"] <= rows["l1_sectors"]).all() and (rows["l1_sectors"] <= rows["l2_sectors"]).all()

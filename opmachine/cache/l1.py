@@ -22,6 +22,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .stack import prefetch
+
+_AHEAD = 16  # jobs ahead whose offsets (and, half as far, sectors) `_one_sm` prefetches
+
 NONE, CACHED, PASS, DROP = range(4)
 """What a job does at the L1 (`l1_hits`' `job_kind`): nothing (a store beyond the bitmask, an atomic on a
 counter), a cached read, a read that bypasses it, a drop."""
@@ -54,8 +58,9 @@ def _push_head(node, newer, older, meta):
 
 
 @numba.njit(cache=True, nogil=True)
-def _l1_pass(job_sm, job_kind, ptr, sectors, sms, lines, sectors_per_line, universe_lines, hits):
-    """Fill `hits` (per sector entry of the trace) SM by SM; returns the sectors of CACHED and PASS jobs."""
+def _jobs_by_sm(job_sm, job_kind, sms):
+    """The jobs that do something at the L1 grouped by SM, in trace order within each (a counting sort): (order,
+    starts), SM s's jobs order[starts[s]:starts[s + 1]]."""
     starts = np.zeros(sms + 1, dtype=np.int64)
     for j in range(job_sm.size):
         if job_kind[j] != NONE:
@@ -68,61 +73,79 @@ def _l1_pass(job_sm, job_kind, ptr, sectors, sms, lines, sectors_per_line, unive
         if job_kind[j] != NONE:
             order[fill[job_sm[j]]] = j
             fill[job_sm[j]] += 1
-    node_of = np.full(universe_lines, -1, dtype=np.int32)
-    line_of = np.zeros(lines, dtype=np.int64)
-    valid = np.zeros(lines, dtype=np.int64)
-    newer = np.full(lines, -1, dtype=np.int32)
-    older = np.full(lines, -1, dtype=np.int32)
-    free = np.empty(lines, dtype=np.int32)
-    meta = np.full(2, -1, dtype=np.int64)  # head, tail
-    read = 0
-    for s in range(sms):
-        used = 0  # nodes handed out so far this launch on this SM; dropped ones wait in `free`
-        spare = 0
-        for k in range(starts[s], starts[s + 1]):
-            j = order[k]
-            kind = job_kind[j]
-            for p in range(ptr[j], ptr[j + 1]):
-                sector = sectors[p]
-                line = sector // sectors_per_line
-                bit = np.int64(1) << (sector % sectors_per_line)
-                node = node_of[line]
-                if kind == DROP:
-                    if node >= 0:
-                        _unlink(node, newer, older, meta)
-                        node_of[line] = -1
-                        free[spare] = node
-                        spare += 1
-                    continue
-                read += 1
+    return order, starts
+
+
+@numba.njit(cache=True, nogil=True)
+def _one_sm(jobs, job_kind, ptr, sectors, sectors_per_line, node_of, line_of, valid, newer, older, free, meta, hits):
+    """One SM's L1, empty, through its `jobs` (trace order), filling `hits`; leaves node_of all -1 again."""
+    lines = line_of.size
+    used = 0  # nodes handed out so far; dropped ones wait in `free`
+    spare = 0
+    meta[0] = -1
+    meta[1] = -1
+    for k in range(jobs.size):
+        if k + _AHEAD < jobs.size:  # the jobs of one SM lie far apart in the trace
+            ahead = jobs[k + _AHEAD]
+            prefetch(ptr, ahead)
+            prefetch(sectors, ptr[jobs[k + _AHEAD // 2]])
+        j = jobs[k]
+        kind = job_kind[j]
+        for p in range(ptr[j], ptr[j + 1]):
+            sector = sectors[p]
+            line = sector // sectors_per_line
+            bit = np.int64(1) << (sector % sectors_per_line)
+            node = node_of[line]
+            if kind == DROP:
                 if node >= 0:
-                    hits[p] = kind == CACHED and (valid[node] & bit) != 0
-                    valid[node] |= bit
-                    if node != meta[0]:
-                        _unlink(node, newer, older, meta)
-                        _push_head(node, newer, older, meta)
-                    continue
-                if spare > 0:
-                    spare -= 1
-                    node = free[spare]
-                elif used < lines:
-                    node = used
-                    used += 1
-                else:
-                    node = np.int32(meta[1])
                     _unlink(node, newer, older, meta)
-                    node_of[line_of[node]] = -1
-                node_of[line] = node
-                line_of[node] = line
-                valid[node] = bit
-                _push_head(node, newer, older, meta)
-        node = meta[0]
-        while node >= 0:  # empty the cache for the next SM, touching only what it holds
-            node_of[line_of[node]] = -1
-            node = older[node]
-        meta[0] = -1
-        meta[1] = -1
-    return read
+                    node_of[line] = -1
+                    free[spare] = node
+                    spare += 1
+                continue
+            if node >= 0:
+                hits[p] = kind == CACHED and (valid[node] & bit) != 0
+                valid[node] |= bit
+                if node != meta[0]:
+                    _unlink(node, newer, older, meta)
+                    _push_head(node, newer, older, meta)
+                continue
+            if spare > 0:
+                spare -= 1
+                node = free[spare]
+            elif used < lines:
+                node = used
+                used += 1
+            else:
+                node = np.int32(meta[1])
+                _unlink(node, newer, older, meta)
+                node_of[line_of[node]] = -1
+            node_of[line] = node
+            line_of[node] = line
+            valid[node] = bit
+            _push_head(node, newer, older, meta)
+    node = meta[0]
+    while node >= 0:  # empty the cache for the next SM, touching only what it holds
+        node_of[line_of[node]] = -1
+        node = older[node]
+
+
+@numba.njit(cache=True, parallel=True)
+def _l1_pass(job_sm, job_kind, ptr, sectors, sms, lines, sectors_per_line, universe_lines, blocks, hits):
+    """Fill `hits` (per sector entry of the trace): the SMs split into `blocks` contiguous blocks (one a thread),
+    each with one L1's arrays, emptied between its SMs."""
+    order, starts = _jobs_by_sm(job_sm, job_kind, sms)
+    for b in numba.prange(blocks):
+        node_of = np.full(universe_lines, -1, dtype=np.int32)
+        line_of = np.zeros(lines, dtype=np.int64)
+        valid = np.zeros(lines, dtype=np.int64)
+        newer = np.full(lines, -1, dtype=np.int32)
+        older = np.full(lines, -1, dtype=np.int32)
+        free = np.empty(lines, dtype=np.int32)
+        meta = np.full(2, -1, dtype=np.int64)  # head (most recent), tail
+        for s in range(b * sms // blocks, (b + 1) * sms // blocks):
+            _one_sm(order[starts[s]:starts[s + 1]], job_kind, ptr, sectors, sectors_per_line, node_of, line_of, valid,
+                    newer, older, free, meta, hits)
 
 
 def l1_hits(job_sm: np.ndarray, job_kind: np.ndarray, ptr: np.ndarray, sectors: np.ndarray, sms: int, lines: int,
@@ -133,10 +156,12 @@ def l1_hits(job_sm: np.ndarray, job_kind: np.ndarray, ptr: np.ndarray, sectors: 
     if lines < 1 or sms < 1 or not 1 <= sectors_per_line <= 63:
         raise ValueError(f"an L1 needs lines >= 1, sms >= 1 and 1..63 sectors a line, got {lines}, {sms}, "
                          f"{sectors_per_line}")
-    sectors = np.ascontiguousarray(sectors, dtype=np.int64)
-    hits = np.zeros(sectors.size, dtype=np.bool_)
+    hits = np.zeros(len(sectors), dtype=np.bool_)
+    job_kind = np.ascontiguousarray(job_kind, dtype=np.int8)
+    if not (job_kind == CACHED).any():  # nothing can hit
+        return hits
+    sectors = np.ascontiguousarray(sectors)
     universe = int(sectors.max()) // sectors_per_line + 1 if sectors.size else 1
-    _l1_pass(np.ascontiguousarray(job_sm, dtype=np.int64), np.ascontiguousarray(job_kind, dtype=np.int8),
-             np.ascontiguousarray(ptr, dtype=np.int64), sectors, int(sms), int(lines), int(sectors_per_line),
-             universe, hits)
+    _l1_pass(np.ascontiguousarray(job_sm), job_kind, np.ascontiguousarray(ptr), sectors, int(sms), int(lines),
+             int(sectors_per_line), universe, min(numba.get_num_threads(), int(sms)), hits)
     return hits
