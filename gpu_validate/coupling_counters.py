@@ -130,7 +130,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="coupling-counters")
     parser.add_argument("--measured", metavar="DIR", help="predict this earlier run again (no GPU)")
     parser.add_argument("--write", metavar="PROFILE.toml",
-                        help="write the kernels' carve-outs into this copy of the device's profile as its [l1_carveout]")
+                        help="write the kernels' carve-outs into this copy of the device's profile as its "
+                             "[l1_carveout]")
     parser.add_argument("--plan", nargs=3, metavar=("SPEC", "KERNEL", "SOURCE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     import opmachine as om

@@ -18,8 +18,8 @@ atomic lookup's bitmask reads through the L1 see the bytes of when their SM fetc
 scale-free graphs (a hub's byte read by every SM) its label reads and bitmask stores are up to four times
 the model's (the results README has the counts), and those launches' times are short by as much.
 The bitmask reads that the SMs' L1s serve can be counted (`l1_counts`: `l1_hits`, `cache.l1`, within a few
-points of Nsight Compute's hit rates) but still go to the L2 model: served from the L1 alone they leave the contractions 10-14%
-too fast, which the CTA barriers they wait at would have to make up (not modelled).
+points of Nsight Compute's hit rates) but still go to the L2 model: served from the L1 alone they leave the
+contractions 10-14% too fast, which the CTA barriers they wait at would have to make up (not modelled).
 Other lookup modes have no listings, so their launches are timed without the instruction path. The first launch finds a cold L2 (the GPU's timed replays follow a
 warm-up run). The queue order is the model's (the GPU's atomic counters order CTAs' blocks as they come).
 """

@@ -39,8 +39,9 @@ def test_the_section_loads_back_as_written_and_names_its_run(tmp_path):
     assert profile.l1_carveout == CARVEOUT
     assert "contract = 102400\n" in TEXT
     assert profile.field_provenance("l1_carveout.contract")["command"] == RUN["command"]
-    assert load_profile("k40c").l1_carveout is None and load_profile("h100").l1_carveout is None
-    assert load_profile("h200").l1_carveout.shared_bytes == SHARED  # measured: the test's values are the H200's
+    assert load_profile("k40c").l1_carveout is None and load_profile("h100").l1_carveout.shared_bytes == SHARED
+    assert load_profile("h200").l1_carveout.shared_bytes == SHARED  # measured: the test's values are the H200's,
+    # and the H100's driver configured the same
 
 
 @pytest.mark.parametrize("phase, lines", [("contract", 1248), ("contract-expand", 992), ("pieces", 1792),
@@ -158,13 +159,14 @@ def test_what_each_job_does_at_the_l1():
 
 
 def test_the_measured_l1_hits_are_predicted_within_a_few_points():
-    """The committed run (`python -m gpu_validate.coupling_counters --measured ...`): per launch of at least 1 M load
+    """The committed runs (H200 and H100, `python -m gpu_validate.coupling_counters --measured ...`): per launch of
+    at least 1 M load
     sectors, the L1's hit rate within 10 points of Nsight Compute's, the sectors the L1 reads from the L2 within 25%
     (most within a few: the README has the table), the load sectors within 10%."""
-    table = pd.concat([pd.read_csv(RESULTS / "instructions.csv.gz"),
-                       pd.read_csv(RESULTS / "random" / "instructions.csv.gz")])
+    table = pd.concat([pd.read_csv(path / "instructions.csv.gz")
+                       for path in (RESULTS, RESULTS / "random", RESULTS.parent / "nvidia-h100-coupling-loads")])
     big = table[table["measured_l1_sectors"] >= 1e6]
-    assert len(big) > 40 and set(big["kernel"]) == {"expand-contract", "contract-expand", "two-phase", "hybrid"}
+    assert len(big) > 80 and set(big["kernel"]) == {"expand-contract", "contract-expand", "two-phase", "hybrid"}
     rate = {side: big[f"{side}_l1_hit_sectors"] / big[f"{side}_l1_sectors"] for side in ("measured", "predicted")}
     assert (rate["predicted"] - rate["measured"]).abs().max() < 0.10
     assert (big["predicted_l2_read_sectors"] / big["measured_l2_read_sectors"] - 1).abs().max() < 0.25
