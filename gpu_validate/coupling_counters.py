@@ -14,8 +14,10 @@ its jobs give). Writes into DIR:
 - summary.json: device, driver, date, command, `spread` (small launches spread lists longer than a warp
   as pieces, `simdmodel.couplings.big_list`; false for a run recorded without it), `bitmask_stores` (the
   kernels' default build, `modules.BITMASK_STORES`; a run recorded without it profiled the plain one,
-  and is predicted as such), and per (graph, kernel, phase) the launches, the measured and predicted
-  totals and their error, the per-launch errors' median and range.
+  and is predicted as such), `l1_carveout` (the shared memory configured for each launch phase's kernel, as
+  the profile's [l1_carveout] holds it; empty for a run recorded before it was), and per (graph, kernel, phase)
+  the launches, the measured and predicted totals and their error, the per-launch errors' median and range,
+  and the L1's hit rates (`l1_hit_rate_measured`, `l1_hit_rate_predicted`).
 
     python -m gpu_validate.coupling_counters SPEC [SPEC ...] [--kernels K,K] [--out DIR] [--write PROFILE.toml]
     python -m gpu_validate.coupling_counters --measured DIR     (the model again, no GPU)
