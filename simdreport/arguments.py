@@ -278,6 +278,9 @@ def _couplings_parser(commands) -> None:
     couplings.add_argument("--time", action="store_true",
                            help="also predict each launch's time on the GPU profile (the operator machine: jobs, "
                            "warm L2, the kernels' compiled code) and each BFS's GTEPS")
+    couplings.add_argument("--l1", action="store_true",
+                           help="with --time: also each launch's load sectors at the SMs' L1s and the bitmask reads "
+                           "they serve (l1_sectors, l1_hits; l1_hit_rate per BFS), from the profile's [l1_carveout]")
     _output(couplings)
     _graph_options(couplings)
     _common(couplings)

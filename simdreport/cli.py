@@ -382,6 +382,8 @@ def _run_couplings(args) -> int:
     couplings = [parse_coupling(k) for k in args.kernels]
     if len({c.label for c in couplings}) != len(couplings):
         raise InputError(f"--kernels lists a coupling twice: {','.join(args.kernels)}")
+    if args.l1 and not args.time:
+        raise InputError("--l1 needs --time (the L1 is followed as the operator machine times each launch)")
     profile = load_profile(choose_gpu(args.gpu).profile, kind="gpu")
     grid = profile.full_wave_grid(DEFAULT_BLOCK)
     fmt = _output_format(args)
@@ -392,16 +394,18 @@ def _run_couplings(args) -> int:
     def observer(coupling, source):  # --time: the operator machine follows each BFS as it runs
         from opmachine.coupled import CoupledPredictor
 
-        predictors[coupling.label, source] = predictor = CoupledPredictor(graph, coupling, profile)
+        predictors[coupling.label, source] = predictor = CoupledPredictor(graph, coupling, profile,
+                                                                          l1_counts=args.l1)
         return predictor.observe
 
     summary, launches = coupling_summary(graph, sources, couplings, grid, grid * DEFAULT_BLOCK,
                                          observer=observer if args.time else None,
                                          claim=args.bitmask_stores == "claim", spread=not args.no_spread)
     if args.time:
-        summary, launches = _with_predicted_time(graph, predictors, summary, launches)
+        summary, launches = _with_predicted_time(graph, predictors, summary, launches, args.l1)
     shown = launches if args.per_level and len(launches) else summary
     unbounded = args.time and profile.bitmask is None
+    no_l1 = args.l1 and profile.l1_carveout is None
     header = (_graph_line(graph, sources)
               + f"profile {profile.name}: lookups by one wave of {grid} CTAs of {DEFAULT_BLOCK} threads; hybrid runs "
               f"two-phase where the edge queue holds more than {grid * DEFAULT_BLOCK:,} ids\n"
@@ -409,7 +413,9 @@ def _run_couplings(args) -> int:
                  if args.bitmask_stores == "plain" else "")
               + ("--no-spread: small launches gather lists of up to 1024 edges themselves\n" if args.no_spread else "")
               + (f"profile {profile.name} has no [bitmask] rates, so the bitmask lookups that store back bound no launch "
-                 "(python -m gpu_validate.bitmask measures them)\n" if unbounded else ""))
+                 "(python -m gpu_validate.bitmask measures them)\n" if unbounded else "")
+              + (f"profile {profile.name} has no [l1_carveout], so no L1 is followed (python -m "
+                 "gpu_validate.coupling_counters --write measures it)\n" if no_l1 else ""))
     if fmt == "csv":
         text = shown.to_csv(index=False, float_format="%.6g")
     elif fmt == "json":
@@ -425,32 +431,40 @@ def _run_couplings(args) -> int:
                    "neighbours gathered / edges a BFS traverses; overflow: a queue would outgrow "
                    f"{QUEUE_HEADROOM} m ids\n"
                    + ("predicted_ms: the operator machine's time of the BFS on the profile's GPU; predicted_gteps: the "
-                      "traversed component's edges / that time\n" if args.time else "")))
+                      "traversed component's edges / that time\n" if args.time else "")
+                   + ("l1_hit_rate: bitmask reads the SMs' L1s serve / load sectors at the L1s (the time still sends "
+                      "every bitmask read to the L2)\n" if args.l1 else "")))
     emit(text, args.out)
     return 0
 
 
-def _with_predicted_time(graph, predictors: dict, summary, launches):
+def _with_predicted_time(graph, predictors: dict, summary, launches, l1: bool = False):
     """`coupling_summary`'s tables with each launch's predicted time (`predicted_ns`, `bottleneck`) and each
     BFS's (`predicted_ms`, `predicted_gteps`: the traversed component's edges over it), from the
-    `opmachine.coupled.CoupledPredictor` that observed each (kernel, source) BFS."""
+    `opmachine.coupled.CoupledPredictor` that observed each (kernel, source) BFS; with `l1`, each launch's
+    `l1_sectors` and `l1_hits` and each BFS's `l1_hit_rate` (their sums' ratio)."""
     import numpy as np
 
     from simdmodel.couplings import traversed
 
     done = summary.loc[~summary["overflow"].astype(bool), ["kernel", "source"]].itertuples(index=False)
     times = {(label, int(source)): predictors[label, int(source)].times() for label, source in done}
-    launches = launches.assign(predicted_ns=np.nan, bottleneck=None)
+    columns = ("predicted_ns", "bottleneck", *(("l1_sectors", "l1_hits") if l1 else ()))
+    launches = launches.assign(**{column: None if column == "bottleneck" else np.nan for column in columns})
     for (label, source), table in times.items():
         at = launches.index[(launches["kernel"] == label) & (launches["source"] == source)
                             & (launches["phase"] != "setup")]
-        launches.loc[at, "predicted_ns"] = table["predicted_ns"].to_numpy()
-        launches.loc[at, "bottleneck"] = table["bottleneck"].to_numpy()
+        for column in columns:
+            launches.loc[at, column] = table[column].to_numpy()
     edges = {int(s): traversed(graph, int(s))[1] for s in summary["source"].unique()}
-    ns = [float(times[k, int(s)]["predicted_ns"].sum()) if (k, int(s)) in times else np.nan
-          for k, s in zip(summary["kernel"], summary["source"])]
-    return summary.assign(predicted_ms=np.array(ns) / 1e6,
-                          predicted_gteps=[edges[int(s)] / t for s, t in zip(summary["source"], ns)]), launches
+    keys = list(zip(summary["kernel"], summary["source"].astype(int)))
+    ns = [float(times[key]["predicted_ns"].sum()) if key in times else np.nan for key in keys]
+    summary = summary.assign(predicted_ms=np.array(ns) / 1e6,
+                             predicted_gteps=[edges[int(s)] / t for s, t in zip(summary["source"], ns)])
+    if l1:
+        summary["l1_hit_rate"] = [times[key]["l1_hits"].sum(min_count=1) / times[key]["l1_sectors"].sum(min_count=1)
+                                  if key in times else np.nan for key in keys]
+    return summary, launches
 
 
 def _run_validate(args) -> int:

@@ -273,3 +273,23 @@ def test_the_couplings_command_offers_the_gpu_builds_with_their_default_first():
     for build in BITMASK_STORES:
         args = build_parser().parse_args(["couplings", "grid2d:side=30", "--bitmask-stores", build])
         assert args.bitmask_stores == build
+
+
+def test_the_couplings_command_follows_the_l1_when_asked(tmp_path, capsys):
+    from simdreport.cli import main
+
+    assert main(["couplings", "kron:scale=11,ef=16", "--kernels", "two-phase", "--time", "--l1", "--per-level",
+                 "--out", str(tmp_path / "l.csv"), "--quiet"]) == 0
+    table = pd.read_csv(tmp_path / "l.csv")
+    timed = table[table["phase"] != "setup"]
+    assert (timed["l1_hits"] <= timed["l1_sectors"]).all() and timed.loc[timed["mask_read"] == 0, "l1_hits"].eq(0).all()
+    assert timed.loc[timed["phase"] == "contract", "l1_hits"].gt(0).any()
+    assert main(["couplings", "kron:scale=11,ef=16", "--kernels", "two-phase", "--time", "--l1", "--format", "json",
+                 "--out", str(tmp_path / "s.json"), "--quiet"]) == 0
+    rate = json.loads((tmp_path / "s.json").read_text())["rows"][0]["l1_hit_rate"]
+    assert rate == pytest.approx(timed["l1_hits"].sum() / timed["l1_sectors"].sum(), rel=1e-5)
+    assert main(["couplings", "kron:scale=11,ef=16", "--kernels", "two-phase", "--time", "--l1", "--gpu", "k40c"]) == 0
+    assert "profile k40c has no [l1_carveout]" in capsys.readouterr().out
+    assert main(["couplings", "kron:scale=11,ef=16", "--l1"]) == 2
+    assert capsys.readouterr().err == ("simdmodel: error: --l1 needs --time (the L1 is followed as the operator "
+                                       "machine times each launch)\n")
