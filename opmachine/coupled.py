@@ -140,10 +140,10 @@ class CoupledPredictor:
         line_bytes = L1_LINE_SECTORS * sector_bytes
         kinds = l1_kinds(trace, self.layout)
         sm = (trace.warp // CTA_WARPS) % self.profile.sms
-        hits = l1_hits(sm, kinds, trace.ptr, trace.sectors, self.profile.sms,
-                       carveout.l1_lines(phase, self.profile.l1_bytes, line_bytes), L1_LINE_SECTORS)
+        lines = carveout.l1_lines(phase, self.profile.l1_bytes, line_bytes)  # 0: the carve-out leaves no L1
+        hits = l1_hits(sm, kinds, trace.ptr, trace.sectors, self.profile.sms, lines, L1_LINE_SECTORS) if lines else []
         loads = (kinds == CACHED) | (kinds == PASS)
-        return {"l1_sectors": int(np.diff(trace.ptr)[loads].sum()), "l1_hits": int(hits.sum())}
+        return {"l1_sectors": int(np.diff(trace.ptr)[loads].sum()), "l1_hits": int(np.sum(hits))}
 
     def times(self) -> pd.DataFrame:
         """One row of TIME_COLUMNS per launch observed."""

@@ -171,3 +171,11 @@ def test_the_measured_l1_hits_are_predicted_within_a_few_points():
     assert (rate["predicted"] - rate["measured"]).abs().max() < 0.10
     assert (big["predicted_l2_read_sectors"] / big["measured_l2_read_sectors"] - 1).abs().max() < 0.25
     assert (big["predicted_l1_sectors"] / big["measured_l1_sectors"] - 1).abs().max() < 0.10
+
+
+def test_a_carveout_that_leaves_no_l1_serves_nothing():
+    graph = load_graph("kron:scale=10,ef=16,seed=2")
+    h200 = load_profile("h200")
+    greedy = dataclasses.replace(h200, l1_carveout=L1Carveout({phase: 1 << 20 for phase in CARVEOUT_PHASES}))
+    rows = predict_coupled_bfs(graph, 3, parse_coupling("two-phase"), greedy, l1_counts=True)
+    assert (rows["l1_hits"] == 0).all() and rows["l1_sectors"].sum() > 0
