@@ -101,15 +101,15 @@ class CoupledPredictor:
         queue_in, queue_out = self.queues.step(work.phase)
         start = self.enqueued if work.phase == "pieces" else 0
         trace = coupled_jobs(graph, work, layout, grid, queue_in, queue_out, start, self.buffer, shape)
-        l1 = self.l1_counts(trace, shape.phase)
-        counts, _, loads = simulate_launch_loads(trace, layout, profile, "setassoc", self.state, [critical],
-                                                 self.scratch)
-        jobs, sectors, _, waited, hot = loads[0]
         first = first_sectors(trace)
         atomics = {element: counter_jobs(trace, layout, element, first) for element in (QUEUE_SIZE, PIECE_COUNT)}
         claims = claim_jobs(trace)
-        instructions = launch_instructions(work, shape, self.arch, trace, atomics[QUEUE_SIZE],
-                                           bitmask_store_jobs(trace, layout, first), claims)
+        bitstores = bitmask_store_jobs(trace, layout, first)
+        l1 = self.l1_counts(trace, shape.phase, atomics.values(), claims, bitstores)
+        counts, _, loads = simulate_launch_loads(trace, layout, profile, "setassoc", self.state, [critical],
+                                                 self.scratch)
+        jobs, sectors, _, waited, hot = loads[0]
+        instructions = launch_instructions(work, shape, self.arch, trace, atomics[QUEUE_SIZE], bitstores, claims)
         path = None if instructions is None else slot_instructions(instructions, trace.warps, profile.physical_warps,
                                                                     critical)
         latency = waited.sum(axis=0) + atomic_wait_ns(trace, atomics.values(), profile, claims)
@@ -128,22 +128,23 @@ class CoupledPredictor:
                           "memory_ns": memory_ns, "fixed_ns": fixed, "store_flush_ns": flush,
                           "predicted_ns": memory_ns + fixed + flush, "bottleneck": bottleneck})
 
-    def l1_counts(self, trace, phase: str) -> dict:
+    def l1_counts(self, trace, phase: str, on_counters, claims: np.ndarray, bitstores: np.ndarray) -> dict:
         """A launch's load sectors at its SMs' L1s and the bitmask reads they serve (`cache.l1`, the kernel's L1
-        from the profile's `[l1_carveout]`); NaN unless asked for, where the build reads the bitmask from the L2
-        only, or where the profile has no carve-outs. The L2 model still sees every sector: the time does not use
-        these yet."""
-        carveout = getattr(self.profile, "l1_carveout", None)
+        from the profile's `[l1_carveout]`; the jobs' roles from `l1_kinds`); NaN unless asked for, where the build
+        reads the bitmask from the L2 only, or where the profile has no carve-outs. The L2 model still sees every
+        sector: the time does not use these yet."""
+        profile = self.profile
+        carveout = getattr(profile, "l1_carveout", None)
         if carveout is None or not self.l1_counts_wanted:
             return {"l1_sectors": np.nan, "l1_hits": np.nan}
-        sector_bytes = self.profile.sector_bytes
-        line_bytes = L1_LINE_SECTORS * sector_bytes
-        kinds = l1_kinds(trace, self.layout)
-        sm = (trace.warp // CTA_WARPS) % self.profile.sms
-        lines = carveout.l1_lines(phase, self.profile.l1_bytes, line_bytes)  # 0: the carve-out leaves no L1
-        hits = l1_hits(sm, kinds, trace.ptr, trace.sectors, self.profile.sms, lines, L1_LINE_SECTORS) if lines else []
+        kinds = l1_kinds(trace, on_counters, claims, bitstores)
         loads = (kinds == CACHED) | (kinds == PASS)
-        return {"l1_sectors": int(np.diff(trace.ptr)[loads].sum()), "l1_hits": int(np.sum(hits))}
+        lines = carveout.l1_lines(phase, profile.l1_bytes, L1_LINE_SECTORS * profile.sector_bytes)
+        hits = 0  # a carve-out that leaves no L1 serves nothing
+        if lines:
+            sm = (trace.warp // CTA_WARPS) % profile.sms
+            hits = int(l1_hits(sm, kinds, trace.ptr, trace.sectors, profile.sms, lines, L1_LINE_SECTORS).sum())
+        return {"l1_sectors": int(np.diff(trace.ptr)[loads].sum()), "l1_hits": hits}
 
     def times(self) -> pd.DataFrame:
         """One row of TIME_COLUMNS per launch observed."""
@@ -169,18 +170,18 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: 
     return pd.concat([table, predictor.times()], axis=1)
 
 
-def l1_kinds(trace, layout, first: np.ndarray | None = None) -> np.ndarray:
+def l1_kinds(trace, on_counters, claims: np.ndarray, bitstores: np.ndarray) -> np.ndarray:
     """What each job of a coupled launch does at its SM's L1 (`cache.l1`): its bitmask reads (NF1) are cached,
-    its other loads (the `.cg` reads of queues, row offsets, columns and labels) pass it, its bitmask stores (the
-    claim build's atomic ORs) drop their line; the counter atomics, the label claims and the other stores do
-    nothing there."""
-    first = first_sectors(trace) if first is None else first
+    its other loads (the `.cg` reads of queues, row offsets, columns and labels) pass it, its bitmask stores
+    (`bitstores`, `bitmask_store_jobs`: the claim build's atomic ORs) drop their line; the atomics on the
+    counters (`on_counters`: each counter's `counter_jobs`), the label claims (`claims`, `claim_jobs`) and the
+    other stores do nothing there."""
     kinds = np.full(trace.jobs, NONE, dtype=np.int8)
-    counters = counter_jobs(trace, layout, QUEUE_SIZE, first) | counter_jobs(trace, layout, PIECE_COUNT, first)
+    counters = np.logical_or.reduce(list(on_counters))
     kinds[np.isin(trace.server, (ANI, ERL, EDL)) & ~counters] = PASS
-    kinds[(trace.server == NF2) & ~claim_jobs(trace)] = PASS
+    kinds[(trace.server == NF2) & ~claims] = PASS
     kinds[trace.server == NF1] = CACHED
-    kinds[bitmask_store_jobs(trace, layout, first)] = DROP
+    kinds[bitstores] = DROP
     return kinds
 
 

@@ -20,7 +20,7 @@ from opmachine.cache import (
     setassoc_hits,
     stack_distances,
 )
-from opmachine.cache.lru_list import lru_list_hits
+from opmachine.cache.lru_list import LruList, lru_access, lru_drop, lru_list_hits
 from simdmodel.errors import InputError
 
 
@@ -156,6 +156,15 @@ def test_lru_list_by_hand_and_refuses_no_capacity():
     assert lru_list_hits(np.array([4, 4, 5, 4]), 6, 1).tolist() == [False, True, False, False]
     with pytest.raises(InputError, match="capacity must be at least 1"):
         lru_list_hits(np.array([1]), 2, 0)
+
+
+def test_a_dropped_block_leaves_an_empty_node_the_next_miss_takes_first():
+    cache = LruList(6, 2)
+    assert [lru_access(b, *cache.arrays) for b in (0, 1)] == [False, False]
+    lru_drop(1, *cache.arrays)  # 1, the most recent, is gone; 0 stays
+    lru_drop(5, *cache.arrays)  # not held: nothing
+    assert [lru_access(b, *cache.arrays) for b in (2, 0, 2, 1)] == [False, True, True, False]
+    assert lru_access(0, *cache.arrays) is False  # 1's return evicted 0, the least recent after the empty node
 
 
 @pytest.mark.parametrize("universe, n, seed", [(700, 6000, 1), (3000, 20000, 2), (40, 5000, 3)])

@@ -144,9 +144,9 @@ def test_what_each_job_does_at_the_l1():
         queue_in, queue_out = predictor.queues.step(work.phase)
         trace = coupled_jobs(graph, work, predictor.layout, shape.grid(predictor.grid), queue_in, queue_out)
         first = first_sectors(trace)
-        kinds = l1_kinds(trace, predictor.layout, first)
-        counters = counter_jobs(trace, predictor.layout, QUEUE_SIZE, first) | \
-            counter_jobs(trace, predictor.layout, PIECE_COUNT, first)
+        on_counters = [counter_jobs(trace, predictor.layout, counter, first) for counter in (QUEUE_SIZE, PIECE_COUNT)]
+        kinds = l1_kinds(trace, on_counters, claim_jobs(trace), bitmask_store_jobs(trace, predictor.layout, first))
+        counters = on_counters[0] | on_counters[1]
         assert ((kinds == CACHED) == (trace.server == NF1)).all()
         assert ((kinds == DROP) == bitmask_store_jobs(trace, predictor.layout, first)).all()
         assert not (kinds[counters | claim_jobs(trace)] == PASS).any()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .lru_list import lru_access, lru_clear, lru_drop
 from .stack import prefetch
 
 _AHEAD = 16  # jobs ahead whose offsets (and, half as far, sectors) `_one_sm` prefetches
@@ -29,32 +30,6 @@ _AHEAD = 16  # jobs ahead whose offsets (and, half as far, sectors) `_one_sm` pr
 NONE, CACHED, PASS, DROP = range(4)
 """What a job does at the L1 (`l1_hits`' `job_kind`): nothing (a store beyond the bitmask, an atomic on a
 counter), a cached read, a read that bypasses it, a drop."""
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _unlink(node, newer, older, meta):
-    """Take `node` out of the recency list (meta: head = most recent, tail = least)."""
-    before, after = newer[node], older[node]
-    if before >= 0:
-        older[before] = after
-    else:
-        meta[0] = after
-    if after >= 0:
-        newer[after] = before
-    else:
-        meta[1] = before
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _push_head(node, newer, older, meta):
-    """Make `node` the most recent."""
-    newer[node] = -1
-    older[node] = meta[0]
-    if meta[0] >= 0:
-        newer[meta[0]] = node
-    meta[0] = node
-    if meta[1] < 0:
-        meta[1] = node
 
 
 @numba.njit(cache=True, nogil=True)
@@ -77,57 +52,27 @@ def _jobs_by_sm(job_sm, job_kind, sms):
 
 
 @numba.njit(cache=True, nogil=True)
-def _one_sm(jobs, job_kind, ptr, sectors, sectors_per_line, node_of, line_of, valid, newer, older, free, meta, hits):
-    """One SM's L1, empty, through its `jobs` (trace order), filling `hits`; leaves node_of all -1 again."""
-    lines = line_of.size
-    used = 0  # nodes handed out so far; dropped ones wait in `free`
-    spare = 0
-    meta[0] = -1
-    meta[1] = -1
+def _one_sm(jobs, job_kind, ptr, sectors, sectors_per_line, node_of, line_of, valid, newer, older, meta, hits):
+    """One SM's L1, empty (an `lru_list` recency list of its lines, `valid` their sectors), through its `jobs`
+    (trace order), filling `hits`; empties it again at the end."""
     for k in range(jobs.size):
         if k + _AHEAD < jobs.size:  # the jobs of one SM lie far apart in the trace
-            ahead = jobs[k + _AHEAD]
-            prefetch(ptr, ahead)
+            prefetch(ptr, jobs[k + _AHEAD])
             prefetch(sectors, ptr[jobs[k + _AHEAD // 2]])
         j = jobs[k]
         kind = job_kind[j]
         for p in range(ptr[j], ptr[j + 1]):
-            sector = sectors[p]
-            line = sector // sectors_per_line
-            bit = np.int64(1) << (sector % sectors_per_line)
-            node = node_of[line]
+            line = sectors[p] // sectors_per_line
+            bit = np.int64(1) << (sectors[p] % sectors_per_line)
             if kind == DROP:
-                if node >= 0:
-                    _unlink(node, newer, older, meta)
-                    node_of[line] = -1
-                    free[spare] = node
-                    spare += 1
-                continue
-            if node >= 0:
+                lru_drop(line, node_of, line_of, newer, older, meta)
+            elif lru_access(line, node_of, line_of, newer, older, meta):
+                node = node_of[line]
                 hits[p] = kind == CACHED and (valid[node] & bit) != 0
                 valid[node] |= bit
-                if node != meta[0]:
-                    _unlink(node, newer, older, meta)
-                    _push_head(node, newer, older, meta)
-                continue
-            if spare > 0:
-                spare -= 1
-                node = free[spare]
-            elif used < lines:
-                node = used
-                used += 1
             else:
-                node = np.int32(meta[1])
-                _unlink(node, newer, older, meta)
-                node_of[line_of[node]] = -1
-            node_of[line] = node
-            line_of[node] = line
-            valid[node] = bit
-            _push_head(node, newer, older, meta)
-    node = meta[0]
-    while node >= 0:  # empty the cache for the next SM, touching only what it holds
-        node_of[line_of[node]] = -1
-        node = older[node]
+                valid[node_of[line]] = bit
+    lru_clear(node_of, line_of, newer, older, meta)
 
 
 @numba.njit(cache=True, parallel=True)
@@ -136,16 +81,15 @@ def _l1_pass(job_sm, job_kind, ptr, sectors, sms, lines, sectors_per_line, unive
     each with one L1's arrays, emptied between its SMs."""
     order, starts = _jobs_by_sm(job_sm, job_kind, sms)
     for b in numba.prange(blocks):
-        node_of = np.full(universe_lines, -1, dtype=np.int32)
+        node_of = np.full(universe_lines + 1, -1, dtype=np.int32)  # one more: `lru_drop`'s empty id
         line_of = np.zeros(lines, dtype=np.int64)
         valid = np.zeros(lines, dtype=np.int64)
         newer = np.full(lines, -1, dtype=np.int32)
         older = np.full(lines, -1, dtype=np.int32)
-        free = np.empty(lines, dtype=np.int32)
-        meta = np.full(2, -1, dtype=np.int64)  # head (most recent), tail
+        meta = np.array([-1, -1, 0], dtype=np.int64)  # as `lru_list.LruList`'s: head, tail, size
         for s in range(b * sms // blocks, (b + 1) * sms // blocks):
             _one_sm(order[starts[s]:starts[s + 1]], job_kind, ptr, sectors, sectors_per_line, node_of, line_of, valid,
-                    newer, older, free, meta, hits)
+                    newer, older, meta, hits)
 
 
 def l1_hits(job_sm: np.ndarray, job_kind: np.ndarray, ptr: np.ndarray, sectors: np.ndarray, sms: int, lines: int,

@@ -3,7 +3,9 @@
 `stack.lru_hits` answers a whole stream at once; the fused launch pass (`opmachine.memory`)
 needs each row-buffer outcome as the access happens, so this keeps the cache itself: a doubly
 linked recency list of at most `capacity` blocks and, per block id, its list node (-1: absent).
-An access hits iff its block is in the list, which is the stack-distance rule d < capacity.
+An access hits iff its block is in the list, which is the stack-distance rule d < capacity. A block can
+also be dropped (`lru_drop`: each SM's L1, `cache.l1`, loses a line its SM's atomic writes): its node stays in
+the list, empty, as the least recent, so the next miss that finds the list full takes it first.
 """
 from __future__ import annotations
 
@@ -16,12 +18,13 @@ HEAD, TAIL, SIZE = range(3)  # fields of the `meta` array
 
 
 class LruList:
-    """An empty LRU cache of `capacity` entries over block ids 0 .. universe-1 (numba arrays)."""
+    """An empty LRU cache of `capacity` entries over block ids 0 .. universe-1 (numba arrays; node_of has one
+    entry more, for the id `universe` that an empty node holds, `lru_drop`)."""
 
     def __init__(self, universe: int, capacity: int):
         if capacity < 1:
             raise InputError(f"LRU capacity must be at least 1, got {capacity}")
-        self.node_of = np.full(max(int(universe), 1), -1, dtype=np.int32)
+        self.node_of = np.full(max(int(universe), 1) + 1, -1, dtype=np.int32)
         self.block = np.zeros(capacity, dtype=np.int64)
         self.newer = np.full(capacity, -1, dtype=np.int32)
         self.older = np.full(capacity, -1, dtype=np.int32)
@@ -70,6 +73,28 @@ def lru_access(block, node_of, blocks, newer, older, meta):
     if meta[TAIL] < 0:
         meta[TAIL] = node
     return hit
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def lru_drop(block, node_of, blocks, newer, older, meta):
+    """Drop `block` if held: its node holds the empty id (node_of.size - 1) and becomes the least recent."""
+    node = node_of[block]
+    if node < 0:
+        return
+    node_of[block] = -1
+    blocks[node] = node_of.size - 1
+    if node == meta[TAIL]:
+        return
+    before, after = newer[node], older[node]  # unlink it (it is not the tail, so `after` exists)
+    newer[after] = before
+    if before >= 0:
+        older[before] = after
+    else:
+        meta[HEAD] = after
+    newer[node] = meta[TAIL]
+    older[node] = -1
+    older[meta[TAIL]] = node
+    meta[TAIL] = node
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
