@@ -188,16 +188,17 @@ def measure_section(argv, prog: str, description: str, tables: tuple[str, ...], 
     (`opmachine.profile.MEASURED_SECTIONS`): `--gpu` (the profile giving the launch geometry), `--repeats`,
     `--write PROFILE.toml`. `measure(profile, repeats)` gives the record's measurements (a dict), `values(record)`
     the sections' values in `tables` order, which `--write` writes into that copy of the profile
-    (`opmachine.profile.write_gpu_section`). Prints the record as JSON; exit 2 with one line on bad input or
-    without a GPU."""
+    (`opmachine.profile.write_gpu_section`); with no `tables` (a measurement no profile section takes) there is
+    no `--write`. Prints the record as JSON; exit 2 with one line on bad input or without a GPU."""
     from opmachine.profile import write_gpu_section
 
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--gpu", default="h200", help="hardware profile giving the full-wave grid (default h200)")
     parser.add_argument("--repeats", type=int, default=7, help="timed launches per measurement (default 7)")
-    parser.add_argument("--write", metavar="PROFILE.toml",
-                        help="write the result into this copy of the --gpu profile as its "
-                             + " and ".join(f"[{table}]" for table in tables) + " section" + "s" * (len(tables) > 1))
+    if tables:
+        parser.add_argument("--write", metavar="PROFILE.toml",
+                            help="write the result into this copy of the --gpu profile as its "
+                                 + " and ".join(f"[{table}]" for table in tables) + " section" + "s" * (len(tables) > 1))
     args = parser.parse_args(argv)
     if args.repeats < 1:
         print(f"error: --repeats must be at least 1, got {args.repeats}", file=sys.stderr)
@@ -206,7 +207,7 @@ def measure_section(argv, prog: str, description: str, tables: tuple[str, ...], 
         profile = load_profile(args.gpu, kind="gpu")
         measured = measure(profile, args.repeats)
         record = {**run_record(prog, argv), **measured}
-        if args.write:
+        if tables and args.write:
             for table, value in zip(tables, values(record)):
                 profile = write_gpu_section(args.write, profile, table, value)
     except (GpuUnavailable, InputError) as exc:

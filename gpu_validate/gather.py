@@ -9,7 +9,10 @@ the L2, and the rate is gathers / elapsed, the median over `repeats` launches.
     python -m gpu_validate.gather --gpu h200 [--repeats 7] [--write opmachine/profiles/h200.toml]
 
 Prints one JSON object (device, driver, date, command and a row per size); `--write` puts the rates
-into that copy of the --gpu profile as its [gather] section, every other line kept.
+into that copy of the --gpu profile as its [gather] section, every other line kept. The record also holds
+`l1_gathers`, which no profile section takes: the same gathers through the SMs' L1s (ld.global.ca, as the
+coupled kernels' bitmask reads) from tables of L1_SIZES, whether an L1 serves scattered hits faster than
+the L2 serves them.
 """
 from __future__ import annotations
 
@@ -18,12 +21,14 @@ import sys
 import numpy as np
 
 SIZES = tuple(1 << k for k in (20, 22, 24, 25, 26, 28, 30))  # 1 MiB .. 1 GiB: inside the L2, then well past it
+L1_SIZES = tuple(1 << k for k in (14, 16, 20))  # 16 and 64 KiB stay in an SM's L1; 1 MiB does not
 PER_THREAD = 256  # gathers per thread: about a million per SM per launch
 WAVES = 4
 
 
-def measure_gathers(profile, sizes=SIZES, repeats: int = 7, seed: int = 1) -> list[dict]:
-    """One row per table size: bytes, gathers per launch, median ns per launch and gathers a ns."""
+def measure_gathers(profile, sizes=SIZES, repeats: int = 7, seed: int = 1, through_l1: bool = False) -> list[dict]:
+    """One row per table size: bytes, gathers per launch, median ns per launch and gathers a ns; `through_l1`:
+    the loads go through the SMs' L1s (ld.global.ca), else to the L2 (ld.global.cg)."""
     from opmachine.kernels import DEFAULT_BLOCK
 
     from . import modules
@@ -31,7 +36,7 @@ def measure_gathers(profile, sizes=SIZES, repeats: int = 7, seed: int = 1) -> li
     from .timing import median_launch_ns
 
     cp = require_gpu()
-    kernel = modules.function("gather")
+    kernel = modules.function("gather-ca" if through_l1 else "gather")
     grid = WAVES * profile.full_wave_grid(DEFAULT_BLOCK)
     gathers = grid * DEFAULT_BLOCK * PER_THREAD
     out = cp.zeros(1, dtype=cp.int32)
@@ -61,7 +66,9 @@ def main(argv=None) -> int:
     from .device import measure_section
 
     return measure_section(argv, "python -m gpu_validate.gather", __doc__.splitlines()[0], ("gather",),
-                           lambda profile, repeats: {"gathers": measure_gathers(profile, repeats=repeats)},
+                           lambda profile, repeats: {"gathers": measure_gathers(profile, repeats=repeats),
+                                                     "l1_gathers": measure_gathers(profile, L1_SIZES, repeats,
+                                                                                   through_l1=True)},
                            lambda record: (gather_rates(record),))
 
 

@@ -20,10 +20,11 @@ FIXED_SOURCES = {"topo": ("topo.cu", "bfs_topo"), "compact": ("compact.cu", "bfs
                  "store": ("hold.cu", "store_launch"),
                  "touch-spin": ("hold.cu", "touch_and_spin"),
                  "spin": ("hold.cu", "spin_cycles"), "gather": ("gather.cu", "gather_random"),
+                 "gather-ca": ("gather.cu", "gather_random_ca"),
                  "atomic-same": ("atomics.cu", "atomic_same"), "chase": ("atomics.cu", "chase"),
                  "atomic-after-loads": ("atomics.cu", "atomic_after_loads"),
                  "bitmask-rmw": ("bitmask.cu", "bitmask_rmw"), "bitmask-or": ("bitmask.cu", "bitmask_or"),
-                 "memory-mix": ("memory_mix.cu", "memory_mix")}
+                 "memory-mix": ("memory_mix.cu", "memory_mix"), "barrier-rounds": ("barrier.cu", "barrier_rounds")}
 
 
 def cuda_dir() -> Path:
@@ -78,7 +79,8 @@ def _module(file_name: str, instrumented: bool, expressions: tuple[str, ...], de
 
 def function(name: str, instrumented: bool = False):
     """A compiled fixed kernel: `topo`, `compact`, `hold`, `empty`, `store`, `touch-spin`, `spin`, `gather`,
-    `atomic-same`, `chase`, `atomic-after-loads`, `bitmask-rmw`, `bitmask-or` or `memory-mix`."""
+    `gather-ca`, `atomic-same`, `chase`, `atomic-after-loads`, `bitmask-rmw`, `bitmask-or`, `memory-mix` or
+    `barrier-rounds`."""
     file_name, entry = FIXED_SOURCES[name]
     return _module(file_name, instrumented, ()).get_function(entry)
 

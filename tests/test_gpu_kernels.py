@@ -36,7 +36,7 @@ def _compile(tmp_path, name: str, instrumented: bool, extra: str = "") -> str:
 @needs_nvcc
 @pytest.mark.parametrize("instrumented", [False, True])
 @pytest.mark.parametrize("name", ["topo", "ws", "scan", "swc", "compact", "hold", "gather", "atomic-same", "bitmask-rmw",
-                                  "bitmask-or", "memory-mix", "lookup", "couplings"])
+                                  "bitmask-or", "memory-mix", "barrier-rounds", "lookup", "couplings"])
 def test_kernel_sources_compile_for_sm90(tmp_path, name, instrumented):
     report = _compile(tmp_path, name, instrumented)
     # 8 blocks of 256 threads per SM (one full wave co-resident) needs <= 32 registers a thread.
