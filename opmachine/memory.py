@@ -316,16 +316,40 @@ def _l2_pass(packed, sectors, l2_constants, valid, tags, recency, holders):
                 visit(holders, sectors[p], part, store, hit)
 
 
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def _holders_pass(packed, sectors, holders):
+    """The interleaved jobs of a launch through the partitions alone (`_l2_pass` of an L2 that never evicts,
+    its lookups left out): a sector hits once any access has reached it, which is when its `holders` are not
+    zero (an access leaves them non-zero, and only a write by another kernel, `SetAssocState.written`,
+    clears them)."""
+    for i in range(packed.size):
+        first, n = _packed_job(packed, i, sectors)
+        job = packed[i]
+        store = ((job >> np.uint64(_SERVER_SHIFT)) & np.uint64(7)) == OP
+        part = slot_partition(np.int64(job & np.uint64((1 << _SLOT_BITS) - 1)))
+        for p in range(first, first + n):
+            visit(holders, sectors[p], part, store, holders[sectors[p]] != 0)
+
+
 def pass_through_l2(trace, l2_state: SetAssocState, scratch: LaunchScratch | None = None, profile=None) -> None:
     """Leave in `l2_state` what a launch leaves in the L2, and nothing else (a run before the predicted
     one: its counts are not wanted). `scratch`: the prediction's (`LaunchScratch`), if any. With a
     `profile` that has [l2_partitions] the state's `holders` follow the launch too (the set-associative
-    cache of the GPU kind only)."""
+    cache of the GPU kind only). A filled state (`SetAssocState.fill`) keeps every line whatever the
+    launch reads: only the partitions' copies are followed, from a state whose holders were zero when
+    filled (the prior run of `predict_bfs`)."""
+    follows = getattr(profile, "l2_partitions", None) is not None
+    if l2_state.filled:
+        if follows:
+            _holders_pass(interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps,
+                                           launch_slots(trace.warps, profile.physical_warps), scratch),
+                          trace.sectors, l2_state.follow_partitions())
+        return
     if not l2_state.small:
         l2_state.hits(_stream(interleaved_order(trace.warp, trace.warps), trace.server, trace.ptr, trace.sectors)[0])
         return
     holders, slots = _NO_HOLDERS, 1
-    if getattr(profile, "l2_partitions", None) is not None:
+    if follows:
         holders, slots = l2_state.follow_partitions(), launch_slots(trace.warps, profile.physical_warps)
     _l2_pass(interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots, scratch), trace.sectors,
              small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order,
@@ -402,6 +426,11 @@ def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2
     holders = _NO_HOLDERS
     if getattr(profile, "l2_partitions", None) is not None:
         holders = l2_state.follow_partitions() if l2_state is not None else np.zeros(layout.total_sectors, np.uint8)
+    if l2_model == "setassoc" and l2_state.filled:  # every access hits: no lookups, no row buffers
+        packed = interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots, scratch)
+        counts, loads = _count(trace, packed, slots, models, scratch.counter, np.zeros(trace.sectors.size, np.int8),
+                               0, _NO_L2, scratch.rows, holders)
+        return counts, None, loads
     if l2_model != "setassoc" or not l2_state.small:
         (order, _, outcome), misses_at = stream_outcomes(trace, layout, profile, l2_model, l2_state)
         counts, loads = _count_outcomes(trace, order, outcome, slots, models, scratch.counter, holders)

@@ -466,14 +466,17 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     mrc_misses = np.zeros(len(MRC_CAPACITIES_BYTES), dtype=np.int64)
     accesses = 0
     passes = 1 + (WARM_PRIOR_RUNS if l2_state is not None else 0)
-    # the partitions' copies are what the prior run's readers left: only that run can say
-    filled = passes > 1 and l2_state.holds_universe() and profile.l2_partitions is None
+    filled = passes > 1 and l2_state.holds_universe()
+    one_partition = profile.l2_partitions is None
     if filled:
         # An L2 that holds every array never evicts: the prior run leaves valid every sector it touched, and
-        # the predicted run touches only those, so each access hits as in a full cache. No prior run needed.
+        # the predicted run touches only those, so each access hits as in a full cache. No prior run needed,
+        # but where the partitions are followed: their copies are what the prior run's readers left, and only
+        # that run can say (it goes through the partitions alone, `memory.pass_through_l2`).
         l2_state.fill()
-        passes = 1
-    if not (filled and measured is None and kernel.data_driven):
+        if one_partition:
+            passes = 1
+    if not (filled and one_partition and measured is None and kernel.data_driven):
         shared = None
     compaction_code = None if code is None else code.arch  # the one compaction listing of the architecture, or none
     if shared is not None:

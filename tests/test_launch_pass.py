@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from opmachine import memory
@@ -104,6 +104,36 @@ def test_fused_pass_equals_stream_then_slot_count(launches, sets, ways, sectors_
     trace = _trace(launches[0], 12)  # and cold
     _assert_same(simulate_launch_loads(trace, layout, profile, "setassoc", None, chosen),
                  _reference(trace, layout, profile, SetAssocState(l2_geometry(profile), 400), chosen))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(jobs, min_size=1, max_size=3), st.sampled_from([1, 2, 4]), st.integers(1, 12), st.integers(0, 2),
+       st.booleans())
+# sector 4's home is partition 1: warp 8 (partition 1) reads it, warp 0 (partition 0) writes it, warp 8 reads it
+# again, a far hit only if the write left partition 0 alone holding it
+@example([[(0, 8, [4]), (OP, 0, [4]), (0, 8, [4])]], 1, 12, 1, True)
+def test_a_filled_l2_gives_what_a_run_that_never_evicts_gives(launches, sectors_per_line, slots, models, partitions):
+    # 128 sets x 16 ways hold every line of the 400 sectors: a run through the cold cache, then the same
+    # launches again, counts and times exactly as the filled cache does after the prior run through the
+    # partitions alone (`memory._holders_pass`), and leaves the partitions' copies alike
+    profile = _profile(128, 16, sectors_per_line, 3, slots, partitions=partitions)
+    layout = SimpleNamespace(total_sectors=400)
+    chosen = [_model(seed) for seed in range(models)]
+    cold, filled = (SetAssocState(l2_geometry(profile), 400) for _ in range(2))
+    assert filled.holds_universe()
+    filled.fill()
+    for launch in launches:
+        trace = _trace(launch, 12)
+        pass_through_l2(trace, cold, profile=profile)
+        pass_through_l2(trace, filled, profile=profile)
+    assert np.array_equal(cold.holders, filled.holders)
+    for launch in launches:
+        trace = _trace(launch, 12)
+        counts, misses, loads = simulate_launch_loads(trace, layout, profile, "setassoc", filled, chosen)
+        _assert_same((counts, misses, loads), simulate_launch_loads(trace, layout, profile, "setassoc", cold,
+                                                                    chosen)[::2])
+        assert counts[:, 3].sum() == 0  # no sector went to DRAM
+    assert np.array_equal(cold.holders, filled.holders)
 
 
 @pytest.mark.parametrize("beside", ["thread", "in turn"])

@@ -18,6 +18,7 @@ from opmachine.counters import counted_result, read_counters, scale_slots
 from opmachine.kernels import JobTrace, compact_counts, compact_jobs, parse_kernel, topo_jobs
 from opmachine.layout import layout_for
 from opmachine.cache import SetAssocState
+from opmachine import memory
 from opmachine.memory import l2_geometry, simulate_launch
 from opmachine.predict import memory_prediction, predict_bfs
 from opmachine.profile import Curve, load_profile
@@ -208,22 +209,25 @@ def test_the_prior_runs_traces_used_again_give_the_same_prediction(kernel):
 
 
 @pytest.mark.parametrize("kernel", ["topo", "sm-8", "ws"])
-def test_an_l2_that_holds_every_array_gives_the_prior_runs_state_without_running_it(kernel):
+@pytest.mark.parametrize("partitions", [False, True])
+def test_an_l2_that_holds_every_array_gives_the_prior_runs_state_without_its_lookups(kernel, partitions):
     # rmat-11's arrays fit the H200's L2: nothing is ever evicted, so the filled cache that replaces the
-    # prior run must give the very tables the simulated prior run gives (an L2 of one partition: which
-    # partition holds a line is only known from that run, so with [l2_partitions] it is always run)
+    # prior run must give the very tables the simulated prior run gives. With one partition the prior run
+    # is not run at all; with [l2_partitions] it runs through the partitions alone (which partition holds a
+    # line is only known from it), and no access is looked up in the L2's sets
     graph = load_graph("rmat:scale=11,ef=8")
     source = int(bfs(graph, 5).levels.argmax())
+    profile = H200 if partitions else ONE_PARTITION
+    assert (profile.l2_partitions is not None) == partitions
     assert SetAssocState(l2_geometry(H200), layout_for(graph.n, graph.m).total_sectors).holds_universe()
     fills, fill = [], SetAssocState.fill
-    with mock.patch.object(SetAssocState, "fill", lambda self: (fills.append(self), fill(self))):
-        filled = predict_bfs(graph, source, parse_kernel(kernel), ONE_PARTITION, l2_model="setassoc", warm_l2=True)
-        assert len(fills) == 1
-        predict_bfs(graph, source, parse_kernel(kernel), H200, l2_model="setassoc", warm_l2=True)
-        assert len(fills) == 1
+    prior_lookups, l2_pass = [], memory._l2_pass
+    with mock.patch.object(SetAssocState, "fill", lambda self: (fills.append(self), fill(self))), \
+            mock.patch.object(memory, "_l2_pass", lambda *args: (prior_lookups.append(1), l2_pass(*args))):
+        filled = predict_bfs(graph, source, parse_kernel(kernel), profile, l2_model="setassoc", warm_l2=True)
+    assert len(fills) == 1 and not prior_lookups
     with mock.patch.object(SetAssocState, "holds_universe", lambda self: False):
-        simulated = predict_bfs(graph, source, parse_kernel(kernel), ONE_PARTITION, l2_model="setassoc",
-                                warm_l2=True)
+        simulated = predict_bfs(graph, source, parse_kernel(kernel), profile, l2_model="setassoc", warm_l2=True)
     pd.testing.assert_frame_equal(filled.per_level, simulated.per_level)
     pd.testing.assert_frame_equal(filled.per_server, simulated.per_server)
     assert (filled.per_level["l2_hits"] == filled.per_level["l2_sectors"]).all()

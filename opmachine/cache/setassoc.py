@@ -279,6 +279,7 @@ class SetAssocState:
             self.stamps = np.zeros(geometry.sets * geometry.ways, dtype=np.int64)
             self.clock = np.zeros(1, dtype=np.int64)
         self.holders = np.zeros(0, dtype=np.uint8)
+        self.filled = False  # `fill` made every line resident: every access hits from then on
 
     def follow_partitions(self) -> np.ndarray:
         """`holders`, one byte per sector of the universe (no copies yet) the first time."""
@@ -311,6 +312,7 @@ class SetAssocState:
         if not self.small:
             self.stamps[slot] = self.clock[0] = 1
         self.holders[:] = 0
+        self.filled = True
 
     def hits(self, sector_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(sector_hit, line_hit) of `sector_ids` in access order; the cache keeps what they leave."""
