@@ -6,8 +6,9 @@ set-associative L2, warm from launch to launch (a timed BFS's launches run back 
 buffers; a launch's time is the critical-path time (`critical.launch_time`, as for the other data-driven
 kernels) of its loads, of its warps' instructions from the kernels' SASS (`launch_instructions`; the
 package lists the default `atomic` lookup's kernels), of the atomics on its queue counter, which every
-reserving CTA or warp adds to (`counter_atomics`: the profile's same-word atomic time; each atomic also
-holds its warp longer than a load, `atomic_wait_ns`), and of its bitmask
+reserving CTA or warp adds to (`counter_atomics`: the profile's same-word atomic time, served by the word's
+slice after its share of the sectors that reach the L2, `l2_sectors`; each atomic also holds its warp longer
+than a load, `atomic_wait_ns`), and of its bitmask
 lookups, whose byte stores hold up the reads of the bytes they store into (`bitmask_lookup_ns`: the
 profile's measured rate for the bitmask's size and the launch's write fraction), plus the profile's
 launch overhead.
@@ -17,14 +18,15 @@ wave rule: lanes of one wave that find a vertex unvisited all try its compare-an
 atomic lookup's bitmask reads through the L1 see the bytes of when their SM fetched the line, so on
 scale-free graphs (a hub's byte read by every SM) its label reads and bitmask stores are up to four times
 the model's (the results README has the counts), and those launches' times are short by as much.
-The bitmask reads that the SMs' L1s serve can be counted (`l1_counts`: `l1_hits`, `cache.l1`, within a few
-points of Nsight Compute's hit rates) but still go to the L2 model: served from the L1 alone they leave the
-contractions 10-14% too fast, which the CTA barriers they wait at would have to make up (not modelled).
+The bitmask reads that the SMs' L1s serve (`l1_hits`, `cache.l1`, within a few points of Nsight Compute's hit
+rates) are taken out of what reaches the counter's slice, but still go to the L2 model's own server: served
+from the L1 alone they leave the contractions 10-14% too fast, what else holds those up being not modelled.
 Other lookup modes have no listings, so their launches are timed without the instruction path. The first launch finds a cold L2 (the GPU's timed replays follow a
 warm-up run). The queue order is the model's (the GPU's atomic counters order CTAs' blocks as they come).
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pandas as pd
 
@@ -80,7 +82,8 @@ class CoupledPredictor:
     def __init__(self, graph, coupling: Coupling, profile, bitmask_l1: bool = True, l1_counts: bool = False):
         self.graph, self.profile = graph, profile
         # the other lookup modes read the bitmask with ld.global.cg
-        self.l1_counts_wanted = l1_counts and bitmask_l1 and coupling.mode == "atomic"
+        self.bitmask_l1 = bitmask_l1 and coupling.mode == "atomic"  # the other lookup modes read it with .cg
+        self.l1_counts_wanted = l1_counts
         self.grid = profile.full_wave_grid(DEFAULT_BLOCK)
         self.resident_threads = self.grid * DEFAULT_BLOCK
         self.layout = coupled_layout_for(graph.n, graph.m)
@@ -105,7 +108,6 @@ class CoupledPredictor:
         atomics = {element: counter_jobs(trace, layout, element, first) for element in (QUEUE_SIZE, PIECE_COUNT)}
         claims = claim_jobs(trace)
         bitstores = bitmask_store_jobs(trace, layout, first)
-        l1 = self.l1_counts(trace, shape.phase, atomics.values(), claims, bitstores)
         counts, _, loads = simulate_launch_loads(trace, layout, profile, "setassoc", self.state, [critical],
                                                  self.scratch)
         jobs, sectors, _, waited, hot = loads[0]
@@ -114,8 +116,18 @@ class CoupledPredictor:
                                                                     critical)
         latency = waited.sum(axis=0) + atomic_wait_ns(trace, atomics.values(), profile, claims)
         mask_ns = bitmask_lookup_ns(trace, work.flags, graph.n, profile, work.atomic_or)
-        memory_ns, bottleneck = launch_time(jobs, sectors, latency, hot, critical, path,
-                                            counter_atomics(trace, atomics.values(), profile.physical_warps), mask_ns)
+
+        def timed(slice_sectors=None):
+            return launch_time(jobs, sectors, latency, hot, critical, path,
+                               counter_atomics(trace, atomics.values(), profile.physical_warps), mask_ns, slice_sectors)
+
+        # The time rises with what reaches the counter's slice: where every sector and none give the same time,
+        # so does any share between them, and the L1 need not be followed for the time.
+        every = timed()
+        hits, l1 = None, {"l1_sectors": np.nan, "l1_hits": np.nan}
+        if self.l1_counts_wanted or every != timed(np.zeros_like(jobs)):
+            hits, l1 = self.l1_counts(trace, shape.phase, atomics.values(), claims, bitstores)
+        memory_ns, bottleneck = every if hits is None else timed(l2_sectors(trace, sectors, hits))
         fields = dict(zip(SERVER_FIELDS, counts.sum(axis=0)))
         if work.flags.size and work.phase != "contract-expand":
             self.enqueued = start + int(np.count_nonzero(work.flags & KEPT))
@@ -128,23 +140,27 @@ class CoupledPredictor:
                           "memory_ns": memory_ns, "fixed_ns": fixed, "store_flush_ns": flush,
                           "predicted_ns": memory_ns + fixed + flush, "bottleneck": bottleneck})
 
-    def l1_counts(self, trace, phase: str, on_counters, claims: np.ndarray, bitstores: np.ndarray) -> dict:
-        """A launch's load sectors at its SMs' L1s and the bitmask reads they serve (`cache.l1`, the kernel's L1
-        from the profile's `[l1_carveout]`; the jobs' roles from `l1_kinds`); NaN unless asked for, where the build
-        reads the bitmask from the L2 only, or where the profile has no carve-outs. The L2 model still sees every
-        sector: the time does not use these yet."""
+    def l1_counts(self, trace, phase: str, on_counters, claims: np.ndarray,
+                  bitstores: np.ndarray) -> tuple[np.ndarray | None, dict]:
+        """Which of a launch's sector entries its SMs' L1s serve (`cache.l1`, the kernel's L1 from the profile's
+        `[l1_carveout]`; the jobs' roles from `l1_kinds`), None where the build reads the bitmask from the L2 only
+        or the profile has no carve-outs; and its load sectors at the L1s and the hits among them, NaN unless
+        asked for or where the hits are None. The L2 model still sees every sector; the hits only leave what
+        reaches the counter's slice (`l2_sectors`)."""
         profile = self.profile
         carveout = getattr(profile, "l1_carveout", None)
-        if carveout is None or not self.l1_counts_wanted:
-            return {"l1_sectors": np.nan, "l1_hits": np.nan}
+        if carveout is None or not self.bitmask_l1:
+            return None, {"l1_sectors": np.nan, "l1_hits": np.nan}
         kinds = l1_kinds(trace, on_counters, claims, bitstores)
-        loads = (kinds == CACHED) | (kinds == PASS)
         lines = carveout.l1_lines(phase, profile.l1_bytes, L1_LINE_SECTORS * profile.sector_bytes)
-        hits = 0  # a carve-out that leaves no L1 serves nothing
+        hits = np.zeros(trace.sectors.size, dtype=np.bool_)  # a carve-out that leaves no L1 serves nothing
         if lines:
             sm = (trace.warp // CTA_WARPS) % profile.sms
-            hits = int(l1_hits(sm, kinds, trace.ptr, trace.sectors, profile.sms, lines, L1_LINE_SECTORS).sum())
-        return {"l1_sectors": int(np.diff(trace.ptr)[loads].sum()), "l1_hits": hits}
+            hits = l1_hits(sm, kinds, trace.ptr, trace.sectors, profile.sms, lines, L1_LINE_SECTORS)
+        if not self.l1_counts_wanted:
+            return hits, {"l1_sectors": np.nan, "l1_hits": np.nan}
+        loads = (kinds == CACHED) | (kinds == PASS)
+        return hits, {"l1_sectors": int(np.diff(trace.ptr)[loads].sum()), "l1_hits": int(hits.sum())}
 
     def times(self) -> pd.DataFrame:
         """One row of TIME_COLUMNS per launch observed."""
@@ -160,14 +176,37 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: 
     rate measured with atomic ORs (`per_ns_or`; `LaunchWork.atomic_or`), not the byte stores' (none where the
     profile lacks it). Without `claim`, the plain build (every lane that finds its bit unset stores the byte; its
     instructions are counted from the claim build's listing, which differs in that one store). `spread`: small
-    launches leave lists longer than a warp as pieces (`simdmodel.couplings.big_list`). `l1_counts`: fill
-    `l1_sectors` and `l1_hits` (`CoupledPredictor.l1_counts`; about 0.1 s a lookup launch of 10 M sectors), where
-    the build reads the bitmask through the SMs' L1s (`bitmask_l1`, the default; else from the L2 only)."""
+    launches leave lists longer than a warp as pieces (`simdmodel.couplings.big_list`). `bitmask_l1`: the build
+    reads the bitmask through the SMs' L1s (the default; else from the L2 only), whose hits are then followed
+    (`CoupledPredictor.l1_counts`; about 0.1 s a lookup launch of 10 M sectors); `l1_counts`: fill `l1_sectors`
+    and `l1_hits` with them."""
     predictor = CoupledPredictor(graph, coupling, profile, bitmask_l1, l1_counts)
     table = coupled_launches(graph, int(source), coupling, predictor.grid, predictor.resident_threads,
                              observe=predictor.observe, claim=claim, spread=spread)
     table = table[table["phase"] != "setup"].reset_index(drop=True)
     return pd.concat([table, predictor.times()], axis=1)
+
+
+def l2_sectors(trace, sectors: np.ndarray, hits: np.ndarray | None) -> np.ndarray:
+    """Per warp slot, the sectors of a coupled launch that reach the L2: all of them (`sectors`, per outcome x
+    slot, as `memory.slot_loads_by_class` counts them) less the L1's hits (`hits`, per sector entry of the
+    trace, `CoupledPredictor.l1_counts`; None: none). The slice that owns the queue counter serves its share of
+    them before the counter's atomics (`critical.launch_time`'s `slice_sectors`)."""
+    total = sectors.sum(axis=0)
+    if hits is None:
+        return total
+    return total - _hits_per_slot(trace.warp, trace.ptr, hits, total.size)
+
+
+@numba.njit(cache=True, nogil=True)
+def _hits_per_slot(warp, ptr, hits, slots):
+    """Per warp slot (launched warp w on slot w mod slots), the sector entries of its jobs that `hits` marks."""
+    out = np.zeros(slots)
+    for j in range(warp.size):
+        for p in range(ptr[j], ptr[j + 1]):
+            if hits[p]:
+                out[warp[j] % slots] += 1.0
+    return out
 
 
 def l1_kinds(trace, on_counters, claims: np.ndarray, bitstores: np.ndarray) -> np.ndarray:

@@ -37,8 +37,12 @@ and follows the load through the launch (a fluid model of the physical warp slot
   `alu_per_cycle`, half the issue rate on Hopper) and the shared-memory server (shared accesses per job x
   its wavefront time);
 - atomics on one word (the coupled kernels' queue counters, which every CTA or warp adds to) are
-  served one after another by the slice that owns it: D gains the server `L2A`, such atomics per job x
-  the profile's measured time of one (`[atomics]`, `opmachine.profile.atomics`; without it no such limit);
+  served one after another by the slice that owns it, after its share of the other sectors that reach the
+  L2 (measured: `python -m gpu_validate.atomics`'s `beside_loads`, loads then an atomic take the sum of
+  their times, not the larger): D gains the server `L2A`, such atomics per job x the profile's measured
+  time of one (`[atomics]`, `opmachine.profile.atomics`; without it no such limit) plus, where there are
+  such atomics, the sectors per job that reach the L2 (those the SMs' L1s do not serve, where the caller
+  follows the L1s: `slice_sectors`) x the L2's peak time (the slice's share at its share of the rate);
 - bitmask lookups that store their byte back (the coupled kernels' status lookups) hold up the reads of
   the bytes they store into: D gains the server `L2W`, the ns of such lookups per job at the GPU-wide rate
   the profile measured for the bitmask's size and the launch's write fraction (`[bitmask]`,
@@ -185,22 +189,27 @@ def slot_instructions(instructions, warps: int, physical_warps: int, model: Crit
 
 
 def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructions=None,
-                atomics=None, mask_ns=None) -> tuple[float, str]:
+                atomics=None, mask_ns=None, slice_sectors=None) -> tuple[float, str]:
     """Time (ns) of one launch from its slots' loads (`memory.slot_loads`) and, optionally, their
-    instructions (`slot_instructions`), their atomics on one word and the ns of their bitmask lookups at
-    the GPU-wide rate (both per slot), and its bottleneck."""
+    instructions (`slot_instructions`), their atomics on one word, the ns of their bitmask lookups at
+    the GPU-wide rate and their sectors that reach the L2 (`slice_sectors`: the share of them that the
+    word's slice serves comes before its atomics; all of `sectors` when not given) (all per slot), and its
+    bottleneck."""
     jobs = np.asarray(jobs, dtype=np.float64)
     if not (jobs > 0).any():
         return 0.0, "none"
     count, path, shared, alu = instructions if instructions is not None else (np.zeros_like(jobs),) * 4
     atomics = np.zeros_like(jobs) if atomics is None else np.asarray(atomics, np.float64)
     mask_ns = np.zeros_like(jobs) if mask_ns is None else np.asarray(mask_ns, np.float64)
+    slice_sectors = np.asarray(sectors, np.float64).sum(axis=0) if slice_sectors is None else \
+        np.asarray(slice_sectors, np.float64)
     phase_ns, bound = _launch_phases(jobs, np.asarray(sectors, dtype=np.float64), np.asarray(latency, np.float64),
                                      np.asarray(hot, np.float64), np.asarray(count, np.float64),
                                      np.asarray(path, np.float64), np.asarray(shared, np.float64), atomics, mask_ns,
                                      np.asarray(alu, np.float64), model.visits, model.peak_ns, model.same_sector_ns,
                                      model.issue_ns, model.shared_ns, model.atomic_ns, model.alu_ns,
-                                     model.server_of if model.dram_classes_add else _SIDE_BY_SIDE, model.schedulers)
+                                     model.server_of if model.dram_classes_add else _SIDE_BY_SIDE, model.schedulers,
+                                     slice_sectors)
     names = np.array((*model.servers, HOT, ISSUE, SHARED, ATOMIC, BITMASK, ALU, LATENCY))
     share = np.bincount(bound, weights=phase_ns, minlength=len(names))
     return float(phase_ns.sum()), str(names[int(share.argmax())])
@@ -247,7 +256,7 @@ def _stable_order(jobs):
 
 @numba.njit(cache=True, nogil=True)
 def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, mask_ns, alu, visits, peak_ns, same_ns,
-                   issue_ns, shared_ns, atomic_ns, alu_ns, server_of, schedulers):
+                   issue_ns, shared_ns, atomic_ns, alu_ns, server_of, schedulers, slice_sectors):
     """The phases of a launch (see the module docstring): each phase's ns and bounding server (index
     into the servers, then hot sector, issue, shared memory, same-word atomics, bitmask lookups, ALU pipe,
     latency). Each sum is taken in the order the array version (cumsum of the reversed slots, sorted stably
@@ -281,6 +290,10 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, ma
     demand[servers + 1] = _reverse_cumsum_at(count, by, first) / active_jobs * issue_ns
     demand[servers + 2] = _reverse_cumsum_at(shared, by, first) / active_jobs * shared_ns
     demand[servers + 3] = _reverse_cumsum_at(atomics, by, first) / active_jobs * atomic_ns
+    share = _reverse_cumsum_at(slice_sectors, by, first) / active_jobs * peak_ns[0]
+    for k in range(phases):  # the word's slice serves its share of the L2's sectors, then the atomics
+        if demand[servers + 3, k] > 0:
+            demand[servers + 3, k] += share[k]
     demand[servers + 4] = _reverse_cumsum_at(mask_ns, by, first) / active_jobs
     demand[servers + 5] = _reverse_cumsum_at(alu, by, first) / active_jobs * alu_ns
     wait = _reverse_cumsum_at(latency, by, first, path) / active_jobs

@@ -14,9 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simdmodel as sm
-from opmachine.coupled import TIME_COLUMNS, _QueueSlots, bitmask_store_jobs, claim_jobs, predict_coupled_bfs
+from opmachine.coupled import (TIME_COLUMNS, _QueueSlots, bitmask_store_jobs, claim_jobs, l2_sectors,
+                               predict_coupled_bfs)
 from opmachine.instructions import coupled_trips, has_listing
-from opmachine.kernels import ANI, EDL, ERL, NF1, NF2, OP
+from opmachine.kernels import ANI, EDL, ERL, NF1, NF2, OP, JobTrace
 from opmachine.kernels.couple import (CTA_WARPS, coupled_jobs, launch_shape, listing_name,
                                       listing_phase)
 from opmachine.layout import ELEMENTS_PER_SECTOR, coupled_layout_for
@@ -230,6 +231,39 @@ def test_a_predicted_bfs_has_one_timed_row_per_launch(label):
     assert (table["grid"] <= FULL_WAVE).all()
     listed = coupling.mode == "atomic"  # the package lists the default lookup's kernels only
     assert table["inst_executed"].notna().all() == listed and table["inst_executed"].isna().all() != listed
+
+
+def test_the_l1s_hits_do_not_reach_the_counters_slice_by_hand():
+    # warps 0, 1 and 2 on two slots (warp 2 on slot 0): jobs of 2, 1 and 3 sectors, the L1 serving the
+    # second sector of warp 0's job and two of warp 2's
+    trace = JobTrace(np.array([NF1, NF1, NF1], dtype=np.int8), np.array([0, 1, 2], dtype=np.int32),
+                     np.array([0, 2, 3, 6]), np.arange(6, dtype=np.int32), 3)
+    sectors = np.array([[3.0, 1.0], [1.0, 0.0], [1.0, 0.0]])  # per outcome x slot: 5 on slot 0, 1 on slot 1
+    hits = np.array([False, True, False, True, False, True])
+    assert l2_sectors(trace, sectors, hits).tolist() == [2.0, 1.0]
+    assert l2_sectors(trace, sectors, None).tolist() == l2_sectors(trace, sectors, 0 * hits).tolist() == [5.0, 1.0]
+
+
+def test_bitmask_reads_that_reach_the_l2_hold_the_counters_slice_longer():
+    # read from the L2 only, every bitmask read reaches the slice that serves the queue counter's atomics: no
+    # launch is faster than through the L1, and those whose phases the slice bounds are slower
+    graph = sm.load_graph("rmat:scale=14,ef=16")
+    source = sm.pick_sources(graph, 1, 1)[0]
+    coupling = parse_coupling("expand-contract")
+    l1, l2 = (predict_coupled_bfs(graph, source, coupling, H200, bitmask_l1=on) for on in (True, False))
+    assert (l1["predicted_ns"] <= l2["predicted_ns"]).all() and (l2["predicted_ns"] > l1["predicted_ns"]).any()
+
+
+def test_the_l1_is_followed_only_where_the_counters_slice_could_change_the_time():
+    # l1_counts follows every launch's L1s; without it, a launch whose time is the same with every sector and with
+    # none at the slice is timed without them: the times must not change, and a launch the slice bounds exists
+    graph = sm.load_graph("kron:scale=16,ef=16")
+    source = sm.pick_sources(graph, 1, 1)[0]
+    coupling = parse_coupling("expand-contract")
+    lazy, everywhere = (predict_coupled_bfs(graph, source, coupling, H200, l1_counts=on) for on in (False, True))
+    assert lazy["predicted_ns"].tolist() == everywhere["predicted_ns"].tolist()
+    assert lazy["bottleneck"].tolist() == everywhere["bottleneck"].tolist() and "L2A" in set(lazy["bottleneck"])
+    assert lazy["l1_hits"].isna().all() and everywhere["l1_hits"].notna().all()
 
 
 @pytest.mark.parametrize("phase", ["expand", "pieces", "contract", "expand-contract", "contract-expand",

@@ -160,6 +160,10 @@ def test_spreading_small_launches_lists_lifts_hybrid_past_40_percent_of_the_boun
     assert len(skewed) == 12 and skewed["error"].abs().max() <= 0.07
     # the predicted best coupling is the measured one (hybrid) on every graph
     assert summary["best_coupling_agreement"] == 1.0
+    # expand-contract within 10% over the whole BFS (median over the sources) once the queue counter's slice
+    # serves its share of the L2's sectors before its atomics
+    expand_contract = times[times["kernel"] == "expand-contract"].groupby("graph")["error"].median()
+    assert len(expand_contract) == 3 and expand_contract.abs().max() <= 0.10
     deep = pd.read_csv(run / "deep" / "pooled" / "time.csv")  # no list of theirs is longer than 1024: nothing spreads
     assert len(deep) == 36 and deep["error"].abs().max() <= 0.10 and deep["level_mape"].max() <= 0.10
 
@@ -181,14 +185,12 @@ def test_spreading_lifts_hybrid_on_an_h100_too_and_the_queues_stay_exact():
     # with the DRAM's row hits and misses summed ([memory_mix]) their expansions are right, and the contractions'
     # excess (the bitmask reads the GPU's L1 serves) shows: 7.6-10.3% too slow on every source
     assert len(skewed) == 12 and skewed["error"].abs().max() <= 0.11 and (skewed["error"] > 0).all()
-    # hybrid is measured fastest on all three; every miss is the too-fast expand-contract predicted fastest
-    predicted = times.groupby(["graph", "kernel"])["predicted_ns"].median()
-    measured = times.groupby(["graph", "kernel"])["measured_ns"].median()
-    for best in summary["best_couplings"]:
-        assert best["measured_best"] == "hybrid"
-        if not best["agree"]:
-            assert best["predicted_best"] == "expand-contract"
-            assert predicted[best["graph"], "expand-contract"] < 0.9 * measured[best["graph"], "expand-contract"]
+    # hybrid is measured fastest on all three, and predicted so now that the queue counter's slice serves its share
+    # of the L2 before its atomics (expand-contract, predicted fastest before, is within 12% over the whole BFS)
+    assert [best["measured_best"] for best in summary["best_couplings"]] == ["hybrid"] * 3
+    assert summary["best_coupling_agreement"] == 1.0
+    expand_contract = times[times["kernel"] == "expand-contract"]
+    assert len(expand_contract) == 9 and expand_contract.groupby("graph")["error"].median().abs().max() <= 0.12
 
 
 def _stall_samples(path: Path) -> pd.DataFrame:

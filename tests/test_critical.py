@@ -183,6 +183,22 @@ def test_row_buffer_classes_that_add_share_one_dram_demand():
         launch_time(jobs, misses, jobs * 100.0, 0 * jobs, side_by_side) == (10 * 240.0, "RBM")
 
 
+def test_the_words_slice_serves_its_share_of_the_l2_then_its_atomics():
+    # 4 slots x 10 jobs, each 2 L2 hits (10 ns a sector at the L2's peak: 20 ns a job) and one atomic on the
+    # word (15 ns each): the word's slice serves its share of the 2 sectors, then the atomic, 35 ns a job,
+    # R = max(latency 50, 4 x 35) = 140 ns, bound by L2A; side by side with the L2 it would be 4 x 20 = 80
+    jobs = np.full(4, 10.0)
+    sectors = np.vstack([2 * jobs, 0 * jobs, 0 * jobs])
+    model = dataclasses.replace(_model(peak=(10.0, 0.0, 0.0)), atomic_ns=15.0)
+    assert launch_time(jobs, sectors, jobs * 50.0, 0 * jobs, model, atomics=jobs) == (10 * 140.0, "L2A")
+    # one of the two sectors a job served by the L1: 15 + 10 = 25 ns a job at the slice, R = 4 x 25 = 100
+    assert launch_time(jobs, sectors, jobs * 50.0, 0 * jobs, model, atomics=jobs, slice_sectors=jobs) == \
+        (10 * 100.0, "L2A")
+    # no atomic on the word: the slice serves nothing apart, the L2 bounds (4 x 20 = 80 ns a job)
+    assert launch_time(jobs, sectors, jobs * 50.0, 0 * jobs, model, atomics=0 * jobs, slice_sectors=jobs) == \
+        launch_time(jobs, sectors, jobs * 50.0, 0 * jobs, model) == (10 * 80.0, "L2H")
+
+
 def _mean_value_ns(latency, issue, alu, warps):
     """One scheduler's closed network by the textbook recursion (Lazowska et al., Algorithm 6.1): stations
     issue and ALU, a delay of the latency less their demands; R at whole warps, interpolated between."""
