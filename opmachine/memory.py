@@ -296,6 +296,13 @@ def _hot_requests(packed, server, warp, ptr, sectors, slots, counter, hot):
                 hot[warp[j] % slots] += 1
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _store_and_partition(job):
+    """Whether a packed job (`interleaved_jobs`) stores, and the L2 partition its warp slot reads through."""
+    return ((job >> np.uint64(_SERVER_SHIFT)) & np.uint64(7)) == OP, slot_partition(
+        np.int64(job & np.uint64((1 << _SLOT_BITS) - 1)))
+
+
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def _l2_pass(packed, sectors, l2_constants, valid, tags, recency, holders):
     """The interleaved jobs of a launch through the L2 state only (`_launch_pass` without counts), and through
@@ -305,9 +312,7 @@ def _l2_pass(packed, sectors, l2_constants, valid, tags, recency, holders):
     previous_slot = np.uint64(0)
     for i in range(packed.size):
         first, n = _packed_job(packed, i, sectors)
-        job = packed[i]
-        store = ((job >> np.uint64(_SERVER_SHIFT)) & np.uint64(7)) == OP
-        part = slot_partition(np.int64(job & np.uint64((1 << _SLOT_BITS) - 1)))
+        store, part = _store_and_partition(packed[i])
         for p in range(first, first + n):
             hit, _, previous_line, previous_slot = small_access(sectors[p], shift_u, sector_mask, reciprocal, sets_u,
                                                                  lru_shift, valid, tags, recency, previous_line,
@@ -324,9 +329,7 @@ def _holders_pass(packed, sectors, holders):
     clears them)."""
     for i in range(packed.size):
         first, n = _packed_job(packed, i, sectors)
-        job = packed[i]
-        store = ((job >> np.uint64(_SERVER_SHIFT)) & np.uint64(7)) == OP
-        part = slot_partition(np.int64(job & np.uint64((1 << _SLOT_BITS) - 1)))
+        store, part = _store_and_partition(packed[i])
         for p in range(first, first + n):
             visit(holders, sectors[p], part, store, holders[sectors[p]] != 0)
 

@@ -78,7 +78,8 @@ def test_the_writer_refuses_what_the_text_cannot_carry():
 
 def test_atomics_on_one_word_bound_a_launch_one_after_another():
     # Ten slots of 10 jobs each, every sector an L2 hit; 50 atomics on the queue counter per slot. At
-    # 0.75 ns each the 500 atomics take 375 ns, more than the jobs' own latency: that is the launch.
+    # 0.75 ns each the 500 atomics take 375 ns, after the slice's share of the 100 sectors at the L2's peak
+    # time, more than the jobs' own latency: that is the launch.
     model = dataclasses.replace(CriticalPathModel.from_profile(load_profile("h200")), atomic_ns=0.75)
     jobs = np.full(10, 10.0)
     sectors = np.zeros((3, 10))
@@ -86,6 +87,6 @@ def test_atomics_on_one_word_bound_a_launch_one_after_another():
     latency = np.full(10, 10 * 20.0)  # 20 ns a job
     hot = np.zeros(10)
     took, bound = launch_time(jobs, sectors, latency, hot, model, atomics=np.full(10, 50.0))
-    assert took == pytest.approx(500 * 0.75) and bound == ATOMIC
+    assert took == pytest.approx(500 * 0.75 + 100 * model.peak_ns[0]) and bound == ATOMIC
     took, bound = launch_time(jobs, sectors, latency, hot, model)
     assert took == pytest.approx(10 * 20.0) and bound == "latency"
