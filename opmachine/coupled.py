@@ -81,7 +81,6 @@ class CoupledPredictor:
 
     def __init__(self, graph, coupling: Coupling, profile, bitmask_l1: bool = True, l1_counts: bool = False):
         self.graph, self.profile = graph, profile
-        # the other lookup modes read the bitmask with ld.global.cg
         self.bitmask_l1 = bitmask_l1 and coupling.mode == "atomic"  # the other lookup modes read it with .cg
         self.l1_counts_wanted = l1_counts
         self.grid = profile.full_wave_grid(DEFAULT_BLOCK)
