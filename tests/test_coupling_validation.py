@@ -168,6 +168,16 @@ def test_spreading_small_launches_lists_lifts_hybrid_past_40_percent_of_the_boun
     assert len(deep) == 36 and deep["error"].abs().max() <= 0.10 and deep["level_mape"].max() <= 0.10
 
 
+def test_on_two_graphs_it_was_not_developed_on_every_coupling_is_within_ten_percent():
+    run = RESULTS.parent / "nvidia-h200-couplings-heldout"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["device"] == "NVIDIA H200" and summary["bitmask_stores"] == "claim" and summary["spread"] is True
+    times = pd.read_csv(run / "pooled" / "time.csv")
+    assert len(times) == 2 * 4 * 2 and times["graph"].nunique() == 2
+    assert times.groupby(["graph", "kernel"])["error"].median().abs().max() <= 0.10
+    assert summary["best_coupling_agreement"] == 1.0 and summary["redundant_expansion_max"] <= 1.05
+
+
 def test_spreading_lifts_hybrid_on_an_h100_too_and_the_queues_stay_exact():
     run = RESULTS.parent / "nvidia-h100-couplings-claim-spread"
     rows = pd.DataFrame(json.loads((run / "gteps.json").read_text())["rows"])
