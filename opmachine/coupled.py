@@ -115,10 +115,10 @@ class CoupledPredictor:
                                                                     critical)
         latency = waited.sum(axis=0) + atomic_wait_ns(trace, atomics.values(), profile, claims)
         mask_ns = bitmask_lookup_ns(trace, work.flags, graph.n, profile, work.atomic_or)
+        on_counter = counter_atomics(trace, atomics.values(), profile.physical_warps)
 
         def timed(slice_sectors=None):
-            return launch_time(jobs, sectors, latency, hot, critical, path,
-                               counter_atomics(trace, atomics.values(), profile.physical_warps), mask_ns, slice_sectors)
+            return launch_time(jobs, sectors, latency, hot, critical, path, on_counter, mask_ns, slice_sectors)
 
         # The time rises with what reaches the counter's slice: where every sector and none give the same time,
         # so does any share between them, and the L1 need not be followed for the time.

@@ -193,16 +193,19 @@ def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructi
     """Time (ns) of one launch from its slots' loads (`memory.slot_loads`) and, optionally, their
     instructions (`slot_instructions`), their atomics on one word, the ns of their bitmask lookups at
     the GPU-wide rate and their sectors that reach the L2 (`slice_sectors`: the share of them that the
-    word's slice serves comes before its atomics; all of `sectors` when not given) (all per slot), and its
-    bottleneck."""
+    word's slice serves comes before its atomics; all of `sectors` when not given, none without `atomics`)
+    (all per slot), and its bottleneck."""
     jobs = np.asarray(jobs, dtype=np.float64)
     if not (jobs > 0).any():
         return 0.0, "none"
     count, path, shared, alu = instructions if instructions is not None else (np.zeros_like(jobs),) * 4
-    atomics = np.zeros_like(jobs) if atomics is None else np.asarray(atomics, np.float64)
+    if atomics is None:  # no atomic on one word: its slice serves nothing apart
+        atomics, slice_sectors = np.zeros_like(jobs), np.zeros(0)
+    else:
+        atomics = np.asarray(atomics, np.float64)
+        slice_sectors = np.asarray(sectors, np.float64).sum(axis=0) if slice_sectors is None else \
+            np.asarray(slice_sectors, np.float64)
     mask_ns = np.zeros_like(jobs) if mask_ns is None else np.asarray(mask_ns, np.float64)
-    slice_sectors = np.asarray(sectors, np.float64).sum(axis=0) if slice_sectors is None else \
-        np.asarray(slice_sectors, np.float64)
     phase_ns, bound = _launch_phases(jobs, np.asarray(sectors, dtype=np.float64), np.asarray(latency, np.float64),
                                      np.asarray(hot, np.float64), np.asarray(count, np.float64),
                                      np.asarray(path, np.float64), np.asarray(shared, np.float64), atomics, mask_ns,
@@ -290,10 +293,11 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, ma
     demand[servers + 1] = _reverse_cumsum_at(count, by, first) / active_jobs * issue_ns
     demand[servers + 2] = _reverse_cumsum_at(shared, by, first) / active_jobs * shared_ns
     demand[servers + 3] = _reverse_cumsum_at(atomics, by, first) / active_jobs * atomic_ns
-    share = _reverse_cumsum_at(slice_sectors, by, first) / active_jobs * peak_ns[0]
-    for k in range(phases):  # the word's slice serves its share of the L2's sectors, then the atomics
-        if demand[servers + 3, k] > 0:
-            demand[servers + 3, k] += share[k]
+    if slice_sectors.size and demand[servers + 3].max() > 0:
+        share = _reverse_cumsum_at(slice_sectors, by, first) / active_jobs * peak_ns[0]
+        for k in range(phases):  # the word's slice serves its share of the L2's sectors, then the atomics
+            if demand[servers + 3, k] > 0:
+                demand[servers + 3, k] += share[k]
     demand[servers + 4] = _reverse_cumsum_at(mask_ns, by, first) / active_jobs
     demand[servers + 5] = _reverse_cumsum_at(alu, by, first) / active_jobs * alu_ns
     wait = _reverse_cumsum_at(latency, by, first, path) / active_jobs

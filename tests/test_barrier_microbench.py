@@ -1,6 +1,6 @@
 """The fork-join microbenchmark (`gpu_validate.barrier`) and the L1 gathers (`gpu_validate.gather`'s
 `l1_gathers`): their command lines without a GPU, and the H200 records the README's findings rest on
-(`gpu_validate/results/nvidia-h200-coupling-loads/`), with the L2 slices' counts of the coupled launches."""
+(`gpu_validate/results/nvidia-h200-coupling-loads/`)."""
 from __future__ import annotations
 
 import json
@@ -79,20 +79,3 @@ def test_the_l1_serves_scattered_hits_faster_than_the_l2():
     profile = load_profile("h200").gather  # measured two days before: the L2-resident rates reproduce
     for size in (1 << 20, 4 << 20, 16 << 20):
         assert l2[size] == pytest.approx(profile.at(size), rel=0.02)
-
-
-def test_one_l2_slice_serves_the_queue_counters_atomics_as_the_model_counts_them():
-    slices = pd.read_csv(RESULTS / "ncu-slices.csv")
-    assert set(slices["kernel"]) == {"expand-contract", "two-phase"} and (slices["gpu__time_duration.sum"] > 0).all()
-    count = slices["lts__t_sectors.sum"] / slices["lts__t_sectors.avg"]
-    assert count.between(93.5, 94.5).all()  # .avg and .max are over the H200's 94 slices
-    excess = slices["lts__t_sectors_op_atom.max"] - slices["lts__t_sectors_op_atom.sum"] / 94
-    busy = slices[slices["model_counter_atomics"] > 10_000]
-    assert len(busy) >= 6
-    assert (excess[busy.index] / busy["model_counter_atomics"] - 1).abs().max() <= 0.05
-    skew = slices["lts__t_sectors.max"] / slices["lts__t_sectors.avg"]
-    big = slices["lts__t_sectors.sum"] >= 1_000_000
-    fused = big & (slices["kernel"] == "expand-contract") & (slices["model_counter_atomics"] > 100_000)
-    assert fused.sum() >= 4 and (skew[fused] >= 1.9).all()
-    assert (skew[big & (slices["kernel"] == "two-phase")] <= 1.4).all()
-

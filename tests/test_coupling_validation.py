@@ -222,6 +222,22 @@ def test_the_pieces_lookup_waits_on_its_enqueue_atomic_and_contract_expand_at_it
     assert expand["barrier"].sum() / expand["samples"].sum() > 0.35
 
 
+def test_one_l2_slice_serves_the_queue_counters_atomics_as_the_model_counts_them():
+    slices = pd.read_csv(RESULTS.parent / "nvidia-h200-coupling-loads" / "ncu-slices.csv")
+    assert set(slices["kernel"]) == {"expand-contract", "two-phase"} and (slices["gpu__time_duration.sum"] > 0).all()
+    count = slices["lts__t_sectors.sum"] / slices["lts__t_sectors.avg"]
+    assert count.between(93.5, 94.5).all()  # .avg and .max are over the H200's 94 slices
+    excess = slices["lts__t_sectors_op_atom.max"] - slices["lts__t_sectors_op_atom.sum"] / 94
+    busy = slices[slices["model_counter_atomics"] > 10_000]
+    assert len(busy) >= 6
+    assert (excess[busy.index] / busy["model_counter_atomics"] - 1).abs().max() <= 0.05
+    skew = slices["lts__t_sectors.max"] / slices["lts__t_sectors.avg"]
+    big = slices["lts__t_sectors.sum"] >= 1_000_000
+    fused = big & (slices["kernel"] == "expand-contract") & (slices["model_counter_atomics"] > 100_000)
+    assert fused.sum() >= 4 and (skew[fused] >= 1.9).all()
+    assert (skew[big & (slices["kernel"] == "two-phase")] <= 1.4).all()
+
+
 @pytest.mark.parametrize("device", ["h200", "h100"])
 def test_the_same_words_atomics_do_not_overlap_the_l2s_loads(device):
     record = json.loads((RESULTS.parent / f"nvidia-{device}-couplings-claim-spread" / "atomics-beside-loads.json")
