@@ -21,8 +21,11 @@ the model's (the results README has the counts), and those launches' times are s
 The bitmask reads that the SMs' L1s serve (`l1_hits`, `cache.l1`, within a few points of Nsight Compute's hit
 rates) are taken out of what reaches the counter's slice, but still go to the L2 model's own server: served
 from the L1 alone they leave the contractions 10-14% too fast, what else holds those up being not modelled.
-Other lookup modes have no listings, so their launches are timed without the instruction path. The first launch finds a cold L2 (the GPU's timed replays follow a
-warm-up run). The queue order is the model's (the GPU's atomic counters order CTAs' blocks as they come).
+Other lookup modes have no listings, so their launches are timed without the instruction path. The first
+launch finds in the L2 what the GPU's run writes before it (`CoupledPredictor.reset`: the labels, the bitmask,
+the source's queue entry, the counters) and nothing else: what the run before it left there (the timed replays
+follow a warm-up run) is not followed. The queue order is the model's (the GPU's atomic counters order CTAs'
+blocks as they come).
 """
 from __future__ import annotations
 
@@ -94,6 +97,22 @@ class CoupledPredictor:
         self.queues = _QueueSlots()
         self.rows: list[dict] = []
         self.enqueued = 0  # survivors a launch has put in its output vertex queue (a fused lookup's pieces add to it)
+
+    def reset(self) -> None:
+        """Write into the L2 what the GPU's run writes before its first launch (`GpuCoupledBfs._reset`): the
+        labels, the bitmask, the source's entry of the first vertex queue and the counters, in that order. A timed
+        run finds them there (they fit the L2 many times over on the graphs the GPU holds); the lines they
+        evict are the arrays' own, the earlier runs' contents not being followed. A write leaves no
+        partition's copy (`SetAssocState.written`)."""
+        layout, n = self.layout, self.graph.n
+
+        def sectors(array: str, elements: int) -> np.ndarray:
+            return np.arange(layout.sector_of(array, 0), layout.sector_of(array, max(elements - 1, 0)) + 1)
+
+        written = np.concatenate([sectors("level", n), sectors("bitmask", -(-n // 32)),
+                                  sectors(_QueueSlots.name(("vertex", 0)), 1), sectors("counters", PIECE_COUNT + 1)])
+        self.state.hits(written)
+        self.state.written(written)
 
     def observe(self, work: LaunchWork) -> None:
         """Simulate and time one launch (`coupled_launches` calls it as the launch runs)."""
@@ -180,6 +199,7 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: 
     (`CoupledPredictor.l1_counts`; about 0.1 s a lookup launch of 10 M sectors); `l1_counts`: fill `l1_sectors`
     and `l1_hits` with them."""
     predictor = CoupledPredictor(graph, coupling, profile, bitmask_l1, l1_counts)
+    predictor.reset()
     table = coupled_launches(graph, int(source), coupling, predictor.grid, predictor.resident_threads,
                              observe=predictor.observe, claim=claim, spread=spread)
     table = table[table["phase"] != "setup"].reset_index(drop=True)

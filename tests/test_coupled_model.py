@@ -233,6 +233,37 @@ def test_a_predicted_bfs_has_one_timed_row_per_launch(label):
     assert table["inst_executed"].notna().all() == listed and table["inst_executed"].isna().all() != listed
 
 
+def test_a_timed_run_finds_what_the_reset_wrote_in_the_l2(monkeypatch):
+    # The GPU's run writes the labels, the bitmask, the source's queue entry and the counters before its first
+    # launch. On a graph whose arrays the L2 holds at once nothing is evicted, so with those sectors resident
+    # exactly the first access of each of them that the BFS makes turns from a miss into a hit.
+    import opmachine.coupled as coupled
+
+    graph = sm.load_graph("kron:scale=10,ef=8")
+    source = sm.pick_sources(graph, 1, 1)[0]
+    coupling = parse_coupling("expand-contract")
+    layout = coupled_layout_for(graph.n, graph.m)
+    touched: set[int] = set()
+    simulate = coupled.simulate_launch_loads
+
+    def following(trace, *args, **kwargs):
+        touched.update(trace.sectors.tolist())
+        return simulate(trace, *args, **kwargs)
+
+    monkeypatch.setattr(coupled, "simulate_launch_loads", following)
+    reset = predict_coupled_bfs(graph, source, coupling, H200)
+    monkeypatch.setattr(coupled.CoupledPredictor, "reset", lambda self: None)
+    cold = predict_coupled_bfs(graph, source, coupling, H200)
+    written = set()
+    for name, elements in (("level", graph.n), ("bitmask", -(-graph.n // 32)), ("vertex_queue", 1),
+                           ("counters", 9)):
+        lo = layout.base_sector[name]
+        written.update(range(lo, lo + -(-elements // ELEMENTS_PER_SECTOR)))
+    assert (reset["l2_hits"] >= cold["l2_hits"]).all()
+    assert int((reset["l2_hits"] - cold["l2_hits"]).sum()) == len(touched & written) > 0
+    assert reset["predicted_ns"].iloc[0] < cold["predicted_ns"].iloc[0]
+
+
 def test_the_l1s_hits_do_not_reach_the_counters_slice_by_hand():
     # warps 0, 1 and 2 on two slots (warp 2 on slot 0): jobs of 2, 1 and 3 sectors, the L1 serving the
     # second sector of warp 0's job and two of warp 2's
