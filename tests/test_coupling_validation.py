@@ -182,6 +182,21 @@ def test_on_two_graphs_it_was_not_developed_on_every_coupling_is_within_ten_perc
     assert summary["best_coupling_agreement"] == 1.0 and summary["redundant_expansion_max"] <= 1.05
 
 
+def test_on_two_more_unseen_graphs_measured_after_the_reset_entered_the_model():
+    run = RESULTS.parent / "nvidia-h200-couplings-heldout2"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["device"] == "NVIDIA H200" and summary["bitmask_stores"] == "claim" and summary["date"] == "2026-11-28"
+    launches = pd.read_csv(run / "launches.csv.gz")
+    for column in ("column", "row", "edge_read", "edge_write", "vertex_read", "vertex_write", "label_write",
+                   "mask_write", "output"):
+        assert (launches[f"predicted_{column}"] == launches[column]).all(), column
+    times = pd.read_csv(run / "pooled" / "time.csv")
+    assert len(times) == 2 * 4 * 2 and times["error"].abs().max() <= 0.10
+    others = times[times["kernel"] != "expand-contract"]
+    assert others["level_mape"].max() <= 0.10
+    assert summary["best_coupling_agreement"] == 1.0 and summary["redundant_expansion_max"] <= 1.05
+
+
 def test_spreading_lifts_hybrid_on_an_h100_too_and_the_queues_stay_exact():
     run = RESULTS.parent / "nvidia-h100-couplings-claim-spread"
     rows = pd.DataFrame(json.loads((run / "gteps.json").read_text())["rows"])
