@@ -100,10 +100,9 @@ class CoupledPredictor:
 
     def reset(self) -> None:
         """Write into the L2 what the GPU's run writes before its first launch (`GpuCoupledBfs._reset`): the
-        labels, the bitmask, the source's entry of the first vertex queue and the counters, in that order. A timed
-        run finds them there (they fit the L2 many times over on the graphs the GPU holds); the lines they
-        evict are the arrays' own, the earlier runs' contents not being followed. A write leaves no
-        partition's copy (`SetAssocState.written`)."""
+        labels, the bitmask, the source's entry of the first vertex queue and the counters, in that order, into
+        the otherwise empty L2 (what earlier runs left is not followed). A timed run finds them there: no flush
+        comes between. A write leaves no partition's copy (`SetAssocState.written`)."""
         layout, n = self.layout, self.graph.n
 
         def sectors(array: str, elements: int) -> np.ndarray:
