@@ -80,7 +80,7 @@ class _QueueSlots:
 class CoupledPredictor:
     """The predicted time of one coupled BFS, launch by launch, as `coupled_launches` runs it: pass `observe`
     as its `observe` (with `grid` and `resident_threads` as its own), then `times()` has a row of
-    TIME_COLUMNS per launch."""
+    TIME_COLUMNS per launch. It starts from the L2 the GPU's run starts from (`reset`)."""
 
     def __init__(self, graph, coupling: Coupling, profile, bitmask_l1: bool = True, l1_counts: bool = False):
         self.graph, self.profile = graph, profile
@@ -97,6 +97,7 @@ class CoupledPredictor:
         self.queues = _QueueSlots()
         self.rows: list[dict] = []
         self.enqueued = 0  # survivors a launch has put in its output vertex queue (a fused lookup's pieces add to it)
+        self.reset()
 
     def reset(self) -> None:
         """Write into the L2 what the GPU's run writes before its first launch (`GpuCoupledBfs._reset`): the
@@ -104,12 +105,9 @@ class CoupledPredictor:
         the otherwise empty L2 (what earlier runs left is not followed). A timed run finds them there: no flush
         comes between. A write leaves no partition's copy (`SetAssocState.written`)."""
         layout, n = self.layout, self.graph.n
-
-        def sectors(array: str, elements: int) -> np.ndarray:
-            return np.arange(layout.sector_of(array, 0), layout.sector_of(array, max(elements - 1, 0)) + 1)
-
-        written = np.concatenate([sectors("level", n), sectors("bitmask", -(-n // 32)),
-                                  sectors(_QueueSlots.name(("vertex", 0)), 1), sectors("counters", PIECE_COUNT + 1)])
+        written = np.concatenate([layout.array_sectors("level", n), layout.array_sectors("bitmask", -(-n // 32)),
+                                  layout.array_sectors(_QueueSlots.name(("vertex", 0)), 1),
+                                  layout.array_sectors("counters", PIECE_COUNT + 1)])
         self.state.hits(written)
         self.state.written(written)
 
@@ -198,7 +196,6 @@ def predict_coupled_bfs(graph, source: int, coupling: Coupling, profile, claim: 
     (`CoupledPredictor.l1_counts`; about 0.1 s a lookup launch of 10 M sectors); `l1_counts`: fill `l1_sectors`
     and `l1_hits` with them."""
     predictor = CoupledPredictor(graph, coupling, profile, bitmask_l1, l1_counts)
-    predictor.reset()
     table = coupled_launches(graph, int(source), coupling, predictor.grid, predictor.resident_threads,
                              observe=predictor.observe, claim=claim, spread=spread)
     table = table[table["phase"] != "setup"].reset_index(drop=True)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from simdmodel.couplings import queue_slots
 from simdmodel.errors import InputError
 from simdmodel.graph import INDEX_LIMIT
@@ -83,6 +85,10 @@ class MemoryLayout:
     def sector_of(self, array: str, index: int) -> int:
         """Sector id holding element `index` of `array` (a layout counted in 32-byte sectors)."""
         return self.base_sector[array] + index // ELEMENTS_PER_SECTOR
+
+    def array_sectors(self, array: str, elements: int) -> np.ndarray:
+        """The sector ids holding elements 0 .. elements-1 of `array` (at least its first sector), ascending."""
+        return np.arange(self.sector_of(array, 0), self.sector_of(array, max(elements - 1, 0)) + 1)
 
     def _need_sectors(self) -> None:
         if self.unit_bytes != SECTOR_BYTES:

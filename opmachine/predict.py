@@ -552,7 +552,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         launch, trace, instructions = produce(run, level, phase)
         rehearsal = run + 1 < passes  # a run before the predicted one: it only leaves the L2 as it finds it
         if run and level == 0 and phase != "compact":  # the reset level array is read back: it starts in the L2
-            level_sectors = np.arange(layout.sector_of("level", 0), layout.sector_of("level", max(graph.n - 1, 0)) + 1)
+            level_sectors = layout.array_sectors("level", graph.n)
             l2_state.hits(np.tile(level_sectors, 2))
             l2_state.written(level_sectors)
         if rehearsal:

@@ -224,6 +224,20 @@ def test_the_couplings_command_predicts_each_bfs_and_launch(tmp_path, capsys):
     assert rows[0]["predicted_ms"] * 1e6 == pytest.approx(timed["predicted_ns"].sum(), rel=1e-5)
 
 
+def test_the_couplings_command_times_each_launch_as_predict_coupled_bfs_does(tmp_path):
+    # the command follows each BFS with its own predictors: they start from the L2 the GPU's run starts from too
+    from opmachine.coupled import predict_coupled_bfs
+    from simdreport.cli import main
+
+    assert main(["couplings", "kron:scale=9,ef=8", "--source", "0", "--kernels", "expand-contract", "--gpu", "h200",
+                 "--time", "--per-level", "--out", str(tmp_path / "l.csv"), "--quiet"]) == 0
+    table = pd.read_csv(tmp_path / "l.csv")
+    timed = table[table["phase"] != "setup"]
+    expected = predict_coupled_bfs(sm.load_graph("kron:scale=9,ef=8"), 0, parse_coupling("expand-contract"),
+                                   load_profile("h200"))
+    assert timed["predicted_ns"].to_numpy() == pytest.approx(expected["predicted_ns"].to_numpy(), rel=1e-5)
+
+
 def test_the_couplings_command_follows_the_claim_build(tmp_path, capsys):
     from simdreport.cli import main
 

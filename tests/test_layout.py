@@ -40,6 +40,9 @@ def test_gpu_layout_by_hand_in_sectors_and_bytes():
     assert layout.total_sectors == 1024 and layout.end_bytes == 32768
     assert layout.base_bytes["edge_dst"] == 136 * 32
     assert layout.sector_of("edge_dst", 9) == 137  # 8 elements per sector
+    assert layout.array_sectors("level", 1000).tolist() == list(range(768, 768 + 125))  # 1000 / 8 sectors
+    assert layout.array_sectors("level", 17).tolist() == [768, 769, 770]
+    assert layout.array_sectors("num_nodes", 0).tolist() == [0]  # at least the first sector
 
 
 @settings(max_examples=200, deadline=None)
