@@ -5,7 +5,8 @@ K sources, loading excluded. Then the whole report as the command makes it (`bui
 command's default `--jobs`: graphs gathered at once in worker processes, into a temporary folder) and,
 graph by graph in this process, what gathering its numbers costs (`collect_graph`: generation,
 graph_info, lane accounting over K sources, every candidate kernel predicted for the ranking, and the
-comparison with measurements where they exist). Goal (issue 19): the default report in at most 30 s
+comparison with measurements where they exist), with the user and system seconds and the page faults
+(minor: fresh memory touched) that it cost this process. Goal (issue 19): the default report in at most 30 s
 warm on two cores. Numba compiles before timing starts (a tiny report first), so the times are warm.
 
     python bench/bench_report.py                       # the built-in suite
@@ -24,6 +25,12 @@ def _cpu_s() -> float:
     """User and system seconds of this process and of its finished child processes."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _own_usage() -> tuple[float, float, int]:
+    """User seconds, system seconds and page faults (minor) of this process so far."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return own.ru_utime, own.ru_stime, own.ru_minflt
 
 
 def warm_up(folder: Path) -> None:
@@ -68,16 +75,18 @@ def main(specs: list[str]) -> None:
         profile = om.load_profile(default_gpu().profile)
         runs = committed_runs()
         print(f"{'graph':<12} {'n':>10} {'m':>12} {'depth':>7} {'BFS x K s':>10} {'collect s':>10} "
-              f"{'collect/BFS':>11} {'measured':>9}")
+              f"{'collect/BFS':>11} {'user s':>7} {'sys s':>6} {'faults':>10} {'measured':>9}")
         collect_total = 0.0
         for graph in suite:
-            start = time.perf_counter()
+            start, before = time.perf_counter(), _own_usage()
             data = collect_graph(graph, profile, DEFAULT_SOURCES, l2_model=L2_MODEL, runs=runs)
             seconds = time.perf_counter() - start
+            user, system, faults = (after - then for after, then in zip(_own_usage(), before))
             collect_total += seconds
             print(f"{graph.label:<12} {data.n:>10,} {data.m:>12,} {data.info['avg_depth']:>7.1f} "
                   f"{baseline[graph.label]:>10.3f} {seconds:>10.2f} {seconds / baseline[graph.label]:>11.0f} "
-                  f"{'yes' if data.measured is not None else 'no':>9}", flush=True)
+                  f"{user:>7.1f} {system:>6.1f} {faults:>10,} {'yes' if data.measured is not None else 'no':>9}",
+                  flush=True)
     bfs_total = sum(baseline.values())
     figures = sum(len(items) for items in report.figures.values())
     print(f"\nwhole report ({REPORT_JOBS} jobs, as the command runs it): {whole_s:.1f} s for {len(suite)} graphs and "

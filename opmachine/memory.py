@@ -26,7 +26,7 @@ from .cache.partitions import slot_partition, visit
 from .cache.setassoc import small_access, small_constants
 from .cache.stack import prefetch
 from .critical import _MAX_SECTORS, launch_slots
-from .kernels import OP, SERVER_FIELDS, job_array
+from .kernels import OP, SERVER_FIELDS, JobBuffer
 from .layout import SECTOR_BYTES
 
 L2_MODELS = ("lru", "setassoc")
@@ -395,21 +395,19 @@ def _count(trace, packed, slots: int, models, counter, outcome, block_shift: int
 class LaunchScratch:
     """What a launch pass uses and hands back as it found it, kept from launch to launch so that no launch
     allocates and clears it again: the request counter (zero, one int32 per sector id), the row
-    buffers (`LruList`, emptied at the end of every pass) and the interleaved jobs (`packed_for`)."""
+    buffers (`LruList`, emptied at the end of every pass) and the interleaved jobs (`packed_for`), whose
+    room `jobs` keeps (a job buffer a prediction takes from `kernels.spare_buffer` and hands back)."""
 
-    def __init__(self, layout, profile):
+    def __init__(self, layout, profile, jobs: JobBuffer | None = None):
         self.counter = np.zeros(layout.total_sectors, dtype=np.int32)
         self.rows = LruList(layout.total_sectors // (profile.dram_block_bytes // SECTOR_BYTES) + 1,
                             profile.row_buffers)
-        self._packed = np.empty(0, dtype=np.uint64)
+        self.jobs = jobs if jobs is not None else JobBuffer(0, 0)
 
     def packed_for(self, jobs: int) -> np.ndarray:
         """Room for a launch's `jobs` packed jobs, the last launch's memory where it is large enough (its
         pages are faulted in already)."""
-        if jobs > self._packed.size:
-            self._packed = np.empty(0, dtype=np.uint64)  # let the smaller one go first
-            self._packed = job_array(jobs, np.uint64)
-        return self._packed[:jobs]
+        return self.jobs.packed_for(jobs)
 
 
 def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2_state: SetAssocState | None = None,

@@ -29,7 +29,7 @@ from .critical import CriticalPathModel, launch_time, slot_instructions
 from .footprint import check_simulation_fits
 from .instructions import LaunchCode, expansion_lanes, phase_trips, topo_lanes
 from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, SplitFill, compact_counts, compact_jobs,
-                      compact_warp_steps, expansion_jobs, hand_back, spare_buffer, topo_jobs)
+                      compact_warp_steps, expansion_jobs, hand_back, recycle, spare_buffer, topo_jobs)
 from .layout import layout_for
 from .machine import OperatorMachine, Server
 from .memory import (L2_MODELS, MRC_CAPACITIES_BYTES, LaunchScratch, jobs_per_warp, l2_geometry, pass_through_l2,
@@ -351,6 +351,16 @@ class _KeptTraces:
                 self.left -= trace.nbytes
         return trace
 
+    def holds(self, level: int, phase: str) -> bool:
+        return (level, phase) in self.traces
+
+    def let_go(self) -> None:
+        """Hand the kept traces' memory to `kernels.recycle` for later predictions (the caller holds none of
+        the traces any more)."""
+        held = list(self.traces.values())
+        self.traces.clear()
+        recycle(held)
+
 
 SIMULATION_FIELDS = ("compute_capability", "warp_size", "sms", "max_warps_per_sm", "max_blocks_per_sm",
                      "max_threads_per_block", "l2_model_bytes", "l2_ways", "l2_line_bytes", "sector_bytes",
@@ -457,7 +467,6 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     scan_n = graph.n if time_model == "critical" else 1
     timings = [_Timing(p, kernel, code, time_model, measured, scan_n, load, mode) for p in profiles]
     models = [timing.critical for timing in timings if timing.critical is not None]
-    scratch = LaunchScratch(layout, profile)
     levels = frontiers.levels
     degrees = graph.degrees()
     stamp = np.full(graph.n, -1, dtype=np.int32)
@@ -497,6 +506,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         return frontiers.frontier(level + 1) if level + 1 < frontiers.depth else frontiers.frontier(level)[:0]
 
     reused = spare_buffer()  # the predicted run's jobs, filled again launch after launch: no fresh pages to zero
+    scratch = LaunchScratch(layout, profile, reused)
     split = SplitFill(graph.n, buffer=spare_buffer()) if cpus() >= 2 else None  # a large block's jobs on two CPUs
 
     def produce(run: int, level: int, phase: str):
@@ -557,6 +567,9 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             l2_state.written(level_sectors)
         if rehearsal:
             pass_through_l2(trace, l2_state, scratch, profile)
+            if trace is not None and not kept.holds(level, phase):  # its memory serves the next launch's jobs
+                held, trace = [trace], None
+                recycle(held)
             continue
         loads = []
         if trace is None:
@@ -584,6 +597,8 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             bar.update()
     if bar is not None:
         bar.close()
+    trace = None
+    kept.let_go()
     for buffer in (reused,) if split is None else (reused, split.buffer):
         hand_back(buffer)
     mrc = None

@@ -15,7 +15,7 @@ from simdmodel.errors import InputError
 from simdmodel.strategies import STRATEGIES, WARP_SIZE, Mapping, check_cta_size, parse_mapping
 
 from ._jobs import (ANI, EDL, ERL, NF1, NF2, OP, SERVER_FIELDS, JobBuffer, JobTrace, hand_back, job_array,
-                    release_spares, spare_buffer)
+                    recycle, release_spares, spare_buffer)
 from .compact import compact_chunks_per_warp, compact_counts, compact_jobs, compact_warp_steps
 from .expand import expansion_jobs, expansion_size
 from .split import SplitFill
@@ -106,5 +106,5 @@ __all__ = [
     "ANI", "NF1", "ERL", "EDL", "NF2", "OP", "SERVER_FIELDS", "DEFAULT_BLOCK", "TOPO", "JobBuffer", "JobTrace",
     "Kernel", "Launch", "SplitFill", "check_block", "check_grid", "compact_chunks_per_warp", "compact_counts",
     "compact_jobs", "compact_warp_steps", "expansion_jobs", "expansion_size", "hand_back", "job_array",
-    "parse_kernel", "release_spares", "spare_buffer", "topo_jobs", "topo_size",
+    "parse_kernel", "recycle", "release_spares", "spare_buffer", "topo_jobs", "topo_size",
 ]

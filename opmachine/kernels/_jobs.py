@@ -8,6 +8,7 @@ next chunk might not fit, so the buffers grow to what the launch needs and no mo
 """
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -96,9 +97,52 @@ def job_array(size: int, dtype) -> np.ndarray:
     6 GB), whose random gathers over the trace want huge pages' TLB reach, 88 s against 78 s, so arrays
     that large keep numpy's."""
     dtype = np.dtype(dtype)
-    if size * dtype.itemsize > SMALL_PAGES_BYTES:
+    nbytes = size * dtype.itemsize
+    if nbytes > SMALL_PAGES_BYTES:
         return np.empty(size, dtype=dtype)
-    return _bytes(size * dtype.itemsize).view(dtype)
+    owner = _pooled(nbytes)
+    return (owner if owner is not None else _bytes(nbytes))[:nbytes].view(dtype)
+
+
+POOLED_BYTES = 1 << 31
+"""The most memory of let-go job arrays a process keeps for `job_array` to hand out again (`recycle`)."""
+POOLED_SMALLEST = 1 << 20
+"""Job arrays smaller than this are not kept: their pages cost little to fault in."""
+POOLED_SLACK = 4
+"""A kept array serves a request of at least 1 / POOLED_SLACK of its size (a small request does not take a
+large array that a later, larger launch could use)."""
+_pool: list[np.ndarray] = []  # idle job memory: uint8 arrays that no view refers to
+_pool_lock = threading.Lock()
+
+
+def _pooled(nbytes: int) -> np.ndarray | None:
+    """The smallest idle array of at least `nbytes` and at most POOLED_SLACK times that, taken out of the
+    pool; None when there is none."""
+    with _pool_lock:
+        fitting = [k for k, owner in enumerate(_pool) if nbytes <= owner.size <= POOLED_SLACK * nbytes]
+        if not fitting:
+            return None
+        return _pool.pop(min(fitting, key=lambda k: _pool[k].size))
+
+
+def recycle(arrays: list) -> None:
+    """Keep, for `job_array` to hand out again, the memory of these job arrays or `JobTrace`s (the list is
+    emptied) that nothing else refers to, up to POOLED_BYTES idle in all: a warm prediction's prior run makes
+    and lets go hundreds of MB of traces (their fresh pages cost 5 s of system time in the 45 s of gathering
+    kron-20). Memory that any view still refers to (counted by its references) is only let go."""
+    while arrays:
+        array = arrays.pop()
+        if isinstance(array, JobTrace):
+            arrays.extend((array.server, array.warp, array.ptr, array.sectors))
+            continue
+        owner = array.base if isinstance(array.base, np.ndarray) else array
+        del array
+        if (owner.dtype != np.uint8 or isinstance(owner.base, np.ndarray) or owner.size < POOLED_SMALLEST
+                or sys.getrefcount(owner) > 2):  # 2: the name `owner` and the call's argument
+            continue
+        with _pool_lock:
+            if owner.size + sum(kept.size for kept in _pool) <= POOLED_BYTES:
+                _pool.append(owner)
 
 
 class JobBuffer:
@@ -107,32 +151,52 @@ class JobBuffer:
     def __init__(self, jobs: int, sectors: int):
         self.server, self.warp, self.ptr, self.sectors = (np.empty(0, dtype=dtype)
                                                           for dtype in (np.int8, np.int32, np.int64, np.int32))
+        self.packed = np.empty(0, dtype=np.uint64)
         self.reuse(max(jobs, 16), max(sectors, 64))
 
     def reuse(self, jobs: int, sectors: int) -> None:
         """Empty the buffer for another launch, with room for at least these many jobs and sectors
-        (its memory is used again: no fresh pages to fault in and zero)."""
+        (its memory is used again: no fresh pages to fault in and zero; arrays too small are let go to
+        `recycle`)."""
         self.n_jobs = self.n_sectors = 0
+        smaller = []
         if jobs > self.server.size:
+            smaller += [self.server, self.warp, self.ptr]
             self.server = job_array(jobs, np.int8)
             self.warp = job_array(jobs, np.int32)
             self.ptr = job_array(jobs + 1, np.int64)
         self.ptr[0] = 0
         if sectors > self.sectors.size:
+            smaller.append(self.sectors)
             self.sectors = job_array(sectors, np.int32)
+        recycle(smaller)
 
     def grow(self, need_jobs: int, need_sectors: int) -> None:
+        smaller = []
         if self.n_jobs + need_jobs > self.server.size:
             size = max(2 * self.server.size, self.n_jobs + need_jobs)
+            smaller += [self.server, self.warp, self.ptr]
             self.server = _resized(self.server, size)
             self.warp = _resized(self.warp, size)
             self.ptr = _resized(self.ptr, size + 1)
         if self.n_sectors + need_sectors > self.sectors.size:
+            smaller.append(self.sectors)
             self.sectors = _resized(self.sectors, max(2 * self.sectors.size, self.n_sectors + need_sectors))
+        recycle(smaller)
+
+    def packed_for(self, jobs: int) -> np.ndarray:
+        """Room for a launch's `jobs` jobs in interleaved order (`memory.interleaved_jobs`, one uint64 each):
+        kept with the buffer, and so from prediction to prediction, as its pages are faulted in already (a
+        fresh one for every `topo` prediction on rmat-20 cost 0.4 s of system time)."""
+        if jobs > self.packed.size:
+            smaller, self.packed = [self.packed], np.empty(0, dtype=np.uint64)  # let the smaller one go first
+            recycle(smaller)
+            self.packed = job_array(jobs, np.uint64)
+        return self.packed[:jobs]
 
     @property
     def reserved_bytes(self) -> int:
-        return self.server.nbytes + self.warp.nbytes + self.ptr.nbytes + self.sectors.nbytes
+        return self.server.nbytes + self.warp.nbytes + self.ptr.nbytes + self.sectors.nbytes + self.packed.nbytes
 
     def append(self, other: JobBuffer, first_job: int, end_job: int) -> None:
         """Append jobs `first_job` .. `end_job` - 1 of `other` after this buffer's, with their sectors."""
@@ -179,10 +243,14 @@ def spare_buffer() -> JobBuffer:
 
 
 def release_spares() -> int:
-    """Let every kept job buffer go (a prediction that would not fit beside them); the bytes they held."""
+    """Let every kept job buffer and idle job array go (`hand_back`, `recycle`: a prediction that would not
+    fit beside them); the bytes they held."""
     with _spares_lock:
         released = _kept_bytes()
         _spares.clear()
+    with _pool_lock:
+        released += sum(owner.size for owner in _pool)
+        _pool.clear()
     return released
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from simdmodel.errors import InputError
 
-from .schema import Checker, describe, same_device_name
+from .schema import Checker, describe
 
 __all__ = ["INSTRUCTION_KEYS", "INSTRUCTION_NOTES", "INSTRUCTION_RUN_KEYS", "OPTIONAL_INSTRUCTION_KEYS",
            "InstructionCosts", "parse_instructions"]
