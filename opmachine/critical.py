@@ -181,11 +181,19 @@ def slot_instructions(instructions, warps: int, physical_warps: int, model: Crit
     """Per slot (as `memory.slot_loads`): warp instructions, instruction-path ns, shared accesses and ALU-pipe
     instructions of one launch from its `instructions.WarpInstructions` (launched warp w on slot w mod slots)."""
     slots = launch_slots(warps, physical_warps)
-    slot = np.arange(instructions.trips.shape[1]) % slots
     path = (instructions.stall_cycles + instructions.waits @ np.asarray(model.wait_cycles)) * model.cycle_ns
-    return tuple(np.bincount(slot, weights=values, minlength=slots)
-                 for values in (instructions.per_warp, path, instructions.shared_per_warp,
-                                instructions.alu_pipe_per_warp))
+    return tuple(per_slot(values, slots) for values in (instructions.per_warp, path, instructions.shared_per_warp,
+                                                        instructions.alu_pipe_per_warp))
+
+
+def per_slot(per_warp: np.ndarray, slots: int) -> np.ndarray:
+    """Float sums per warp slot of a value per launched warp (warp w on slot w mod slots); where no slot runs
+    two warps, the values themselves (the same floats: the values are not negative)."""
+    if per_warp.size <= slots:
+        out = np.zeros(slots)
+        out[:per_warp.size] = per_warp
+        return out
+    return np.bincount(np.arange(per_warp.size) % slots, weights=per_warp, minlength=slots)
 
 
 def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructions=None,

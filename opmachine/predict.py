@@ -25,7 +25,7 @@ from .alongside import cpus
 from .bfs_machine import SERVERS
 from .cache import SetAssocState
 from .counters import MeasuredLaunches, check_covers, scale_slots
-from .critical import CriticalPathModel, launch_time, slot_instructions
+from .critical import CriticalPathModel, launch_time, per_slot, slot_instructions
 from .footprint import check_simulation_fits
 from .instructions import LaunchCode, expansion_lanes, phase_trips, topo_lanes
 from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, SplitFill, compact_counts, compact_jobs,
@@ -209,8 +209,7 @@ def memory_prediction(jobs: float, l2_hits: float, row_hits: float, row_misses: 
 def _w_max(per_warp: np.ndarray, physical_warps: int) -> int:
     """Most jobs on one physical warp; launched warps beyond the GPU's slots run in later waves.
     `per_warp`: jobs per launched warp, or per slot already (at most `physical_warps` entries)."""
-    slots = np.bincount(np.arange(per_warp.size) % physical_warps, weights=per_warp)
-    return int(slots.max())
+    return int(per_slot(per_warp, physical_warps).max()) if per_warp.size else 0
 
 
 def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, profile, load, mode,

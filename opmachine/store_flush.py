@@ -24,10 +24,8 @@ def stores_per_warp(trace) -> np.ndarray:
 def storing_blocks(stores: np.ndarray, block: int) -> int:
     """Blocks of `block` threads with at least one store, from the stores per launched warp (warp w in block
     w // (block / 32))."""
-    stores = np.asarray(stores)
-    warps_per_block = max(block // 32, 1)
-    padded = np.pad(stores > 0, (0, -stores.size % warps_per_block))
-    return int(np.count_nonzero(padded.reshape(-1, warps_per_block).any(axis=1)))
+    blocks = np.flatnonzero(np.asarray(stores) > 0) // max(block // 32, 1)  # ascending: count where it changes
+    return int(np.count_nonzero(np.diff(blocks))) + 1 if blocks.size else 0
 
 
 def store_flush_ns(profile, blocks: int) -> float:

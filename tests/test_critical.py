@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmachine.critical import CriticalPathModel, launch_time, scheduler_ns
+from opmachine.critical import CriticalPathModel, launch_time, per_slot, scheduler_ns
 from opmachine.memory import slot_loads
 from opmachine.instructions import hop_cycles
 from opmachine.kernels import ANI, NF1, NF2, OP, JobTrace, parse_kernel
@@ -322,3 +322,13 @@ def test_launch_queues_for_its_schedulers_issue_slot():
     sectors[0] = jobs * 150.0
     assert launch_time(jobs, sectors, jobs * 200.0, 0 * jobs, dataclasses.replace(network, peak_ns=np.array(
         [1.0, 0.0, 0.0])), instructions) == (3000.0, "L2H")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0, 1e6, allow_nan=False), max_size=40), st.integers(1, 16))
+def test_per_slot_sums_are_the_bincounts_of_the_warps_on_each_slot(values, slots):
+    per_warp = np.array(values, dtype=np.float64)
+    expected = np.bincount(np.arange(per_warp.size) % slots, weights=per_warp, minlength=slots)
+    got = per_slot(per_warp, slots)
+    assert got.dtype == np.float64 and got.shape == (slots,)
+    assert np.array_equal(got, expected)

@@ -118,6 +118,8 @@ _pool_lock = threading.Lock()
 def _pooled(nbytes: int) -> np.ndarray | None:
     """The smallest idle array of at least `nbytes` and at most POOLED_SLACK times that, taken out of the
     pool; None when there is none."""
+    if POOLED_SLACK * nbytes < POOLED_SMALLEST or not _pool:  # nothing kept is small enough, or nothing kept
+        return None
     with _pool_lock:
         fitting = [k for k, owner in enumerate(_pool) if nbytes <= owner.size <= POOLED_SLACK * nbytes]
         if not fitting:
