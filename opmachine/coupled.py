@@ -91,8 +91,8 @@ class CoupledPredictor:
         self.layout = coupled_layout_for(graph.n, graph.m)
         self.state = SetAssocState(l2_geometry(profile), self.layout.total_sectors)
         self.critical = CriticalPathModel.from_profile(profile)
-        self.scratch = LaunchScratch(self.layout, profile)
         self.buffer = JobBuffer(0, 0)
+        self.scratch = LaunchScratch(self.layout, profile, self.buffer)
         self.arch = arch_of(profile) if coupling.mode == "atomic" else None
         self.queues = _QueueSlots()
         self.rows: list[dict] = []

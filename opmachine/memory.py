@@ -396,18 +396,19 @@ class LaunchScratch:
     """What a launch pass uses and hands back as it found it, kept from launch to launch so that no launch
     allocates and clears it again: the request counter (zero, one int32 per sector id), the row
     buffers (`LruList`, emptied at the end of every pass) and the interleaved jobs (`packed_for`), whose
-    room `jobs` keeps (a job buffer a prediction takes from `kernels.spare_buffer` and hands back)."""
+    room `buffer` keeps (the job buffer of the launches, which a prediction takes from `kernels.spare_buffer`
+    and hands back)."""
 
-    def __init__(self, layout, profile, jobs: JobBuffer | None = None):
+    def __init__(self, layout, profile, buffer: JobBuffer | None = None):
         self.counter = np.zeros(layout.total_sectors, dtype=np.int32)
         self.rows = LruList(layout.total_sectors // (profile.dram_block_bytes // SECTOR_BYTES) + 1,
                             profile.row_buffers)
-        self.jobs = jobs if jobs is not None else JobBuffer(0, 0)
+        self.buffer = buffer if buffer is not None else JobBuffer(0, 0)
 
     def packed_for(self, jobs: int) -> np.ndarray:
         """Room for a launch's `jobs` packed jobs, the last launch's memory where it is large enough (its
         pages are faulted in already)."""
-        return self.jobs.packed_for(jobs)
+        return self.buffer.packed_for(jobs)
 
 
 def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2_state: SetAssocState | None = None,

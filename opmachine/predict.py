@@ -209,7 +209,7 @@ def memory_prediction(jobs: float, l2_hits: float, row_hits: float, row_misses: 
 def _w_max(per_warp: np.ndarray, physical_warps: int) -> int:
     """Most jobs on one physical warp; launched warps beyond the GPU's slots run in later waves.
     `per_warp`: jobs per launched warp, or per slot already (at most `physical_warps` entries)."""
-    return int(per_slot(per_warp, physical_warps).max()) if per_warp.size else 0
+    return int(per_slot(per_warp, physical_warps).max())
 
 
 def _launch_row(level, kernel_label, phase, launch, front_size, front_edges, counts, per_warp, profile, load, mode,
