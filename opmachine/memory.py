@@ -334,9 +334,24 @@ def _holders_pass(packed, sectors, holders):
             visit(holders, sectors[p], part, store, holders[sectors[p]] != 0)
 
 
-def pass_through_l2(trace, l2_state: SetAssocState, scratch: LaunchScratch | None = None, profile=None) -> None:
+def _jobs_in_order(trace, slots: int, scratch, orders):
+    """The launch's interleaved jobs (`interleaved_jobs`) on `slots` warp slots: `orders.packed(slots)` where the
+    caller keeps them (`predict.CompactionLaunch`), else made into `scratch`'s room."""
+    if orders is not None:
+        return orders.packed(slots)
+    return interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots, scratch)
+
+
+def _kept_hot(orders, slots: int, scratch, models):
+    """The hottest sector's requests per slot where the caller keeps them (`orders.hot`) and they are wanted."""
+    return orders.hot(slots, scratch.counter) if orders is not None and models else None
+
+
+def pass_through_l2(trace, l2_state: SetAssocState, scratch: LaunchScratch | None = None, profile=None,
+                    orders=None) -> None:
     """Leave in `l2_state` what a launch leaves in the L2, and nothing else (a run before the predicted
-    one: its counts are not wanted). `scratch`: the prediction's (`LaunchScratch`), if any. With a
+    one: its counts are not wanted). `scratch`: the prediction's (`LaunchScratch`), if any; `orders`: what
+    gives the launch's interleaved jobs, where the caller keeps them (`_jobs_in_order`). With a
     `profile` that has [l2_partitions] the state's `holders` follow the launch too (the set-associative
     cache of the GPU kind only). A filled state (`SetAssocState.fill`) keeps every line whatever the
     launch reads: only the partitions' copies are followed, from a state whose holders were zero when
@@ -344,8 +359,7 @@ def pass_through_l2(trace, l2_state: SetAssocState, scratch: LaunchScratch | Non
     follows = getattr(profile, "l2_partitions", None) is not None
     if l2_state.filled:
         if follows:
-            _holders_pass(interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps,
-                                           launch_slots(trace.warps, profile.physical_warps), scratch),
+            _holders_pass(_jobs_in_order(trace, launch_slots(trace.warps, profile.physical_warps), scratch, orders),
                           trace.sectors, l2_state.follow_partitions())
         return
     if not l2_state.small:
@@ -354,7 +368,7 @@ def pass_through_l2(trace, l2_state: SetAssocState, scratch: LaunchScratch | Non
     holders, slots = _NO_HOLDERS, 1
     if follows:
         holders, slots = l2_state.follow_partitions(), launch_slots(trace.warps, profile.physical_warps)
-    _l2_pass(interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots, scratch), trace.sectors,
+    _l2_pass(_jobs_in_order(trace, slots, scratch, orders), trace.sectors,
              small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order,
              holders)
 
@@ -373,19 +387,30 @@ def _count_outcomes(trace, order, outcome, slots: int, models, counter, holders=
                   LruList(1, 1), holders)
 
 
-def _count(trace, packed, slots: int, models, counter, outcome, block_shift: int, l2, rows, holders):
+def hot_requests(trace, packed, slots: int, counter) -> np.ndarray:
+    """Each warp slot's requests to the launch's hottest sector (`_hot_requests`; `counter` as there)."""
+    hot = np.zeros(slots)
+    _hot_requests(packed, trace.server, trace.warp, trace.ptr, trace.sectors, slots, counter, hot)
+    return hot
+
+
+def _count(trace, packed, slots: int, models, counter, outcome, block_shift: int, l2, rows, holders, hot=None):
     """`_launch_pass` and, with latency tables, `_hot_requests` into fresh outputs: (counts, per model
     (jobs, sectors, waiting, waited, hot)). The two run at once on a launch of `BESIDE_SECTORS` or more
-    when this process may use two CPUs. `holders`: the L2 partitions' copies (`_launch_pass`)."""
+    when this process may use two CPUs. `holders`: the L2 partitions' copies (`_launch_pass`); `hot`: the
+    hottest sector's requests per slot, where the caller has them (`hot_requests`)."""
     latency = np.array([model.latency_ns for model in models]).reshape(len(models), 3, _LATENCY_SECTORS)
     far = np.array([model.far_ns for model in models]).reshape(len(models), _LATENCY_SECTORS)
     counts = np.zeros((6, len(SERVER_FIELDS)), dtype=np.int64)
-    jobs, hot = np.zeros(slots), np.zeros(slots)
+    jobs = np.zeros(slots)
     by_outcome = np.zeros((3, slots))
     waiting, waited = np.zeros((len(models), 3, slots)), np.zeros((len(models), 3, slots))
-    hot_args = (packed, trace.server, trace.warp, trace.ptr, trace.sectors, slots, counter, hot)
-    alongside = trace.sectors.size >= BESIDE_SECTORS
-    hot_count = beside(_hot_requests, hot_args, alongside) if models else nullcontext()
+    hot_count = nullcontext()
+    if hot is None:
+        hot = np.zeros(slots)
+        hot_args = (packed, trace.server, trace.warp, trace.ptr, trace.sectors, slots, counter, hot)
+        if models:
+            hot_count = beside(_hot_requests, hot_args, trace.sectors.size >= BESIDE_SECTORS)
     with hot_count:
         _launch_pass(packed, trace.sectors, latency, far, outcome, block_shift, *l2, holders, rows.arrays, counts, jobs,
                      by_outcome, waiting, waited)
@@ -412,15 +437,15 @@ class LaunchScratch:
 
 
 def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2_state: SetAssocState | None = None,
-                          models=(), scratch: LaunchScratch | None = None):
+                          models=(), scratch: LaunchScratch | None = None, orders=None):
     """`simulate_launch`'s counts and misses, and for each critical-path model in `models` the per-slot
     loads of `slot_loads_by_class`: (jobs, sectors, waiting, waited, hot).
 
     With the set-associative L2 of the GPU kind (a cold one when `l2_state` is None) one pass takes each
     sector through the L2 and row buffers as it counts it (`_launch_pass`); with the LRU model or another
     geometry the stream is simulated whole first (`stream_outcomes`). `scratch`: the prediction's, else
-    a new one. A profile with [l2_partitions] has each access follow the L2's partitions too (the state's
-    `holders`; the LRU model starts each launch with no copies)."""
+    a new one; `orders`: as `pass_through_l2`'s. A profile with [l2_partitions] has each access follow the
+    L2's partitions too (the state's `holders`; the LRU model starts each launch with no copies)."""
     slots = launch_slots(trace.warps, profile.physical_warps)
     scratch = scratch if scratch is not None else LaunchScratch(layout, profile)
     if l2_model == "setassoc" and l2_state is None:
@@ -429,9 +454,9 @@ def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2
     if getattr(profile, "l2_partitions", None) is not None:
         holders = l2_state.follow_partitions() if l2_state is not None else np.zeros(layout.total_sectors, np.uint8)
     if l2_model == "setassoc" and l2_state.filled:  # every access hits: no lookups, no row buffers
-        packed = interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots, scratch)
+        packed = _jobs_in_order(trace, slots, scratch, orders)
         counts, loads = _count(trace, packed, slots, models, scratch.counter, np.zeros(trace.sectors.size, np.int8),
-                               0, _NO_L2, scratch.rows, holders)
+                               0, _NO_L2, scratch.rows, holders, _kept_hot(orders, slots, scratch, models))
         return counts, None, loads
     if l2_model != "setassoc" or not l2_state.small:
         (order, _, outcome), misses_at = stream_outcomes(trace, layout, profile, l2_model, l2_state)
@@ -441,9 +466,10 @@ def simulate_launch_loads(trace, layout, profile, l2_model: str = "setassoc", l2
     if sectors_per_block & (sectors_per_block - 1):
         raise ValueError(f"a DRAM block of {profile.dram_block_bytes} B is not a power of two of sectors")
     l2 = (small_constants(l2_state.geometry, l2_state.shift), l2_state.valid, l2_state.tags, l2_state.order)
-    packed = interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots, scratch)
+    packed = _jobs_in_order(trace, slots, scratch, orders)
     counts, loads = _count(trace, packed, slots, models, scratch.counter, np.zeros(0, dtype=np.int8),
-                           sectors_per_block.bit_length() - 1, l2, scratch.rows, holders)
+                           sectors_per_block.bit_length() - 1, l2, scratch.rows, holders,
+                           _kept_hot(orders, slots, scratch, models))
     return counts, None, loads
 
 

@@ -32,8 +32,8 @@ from .kernels import (DEFAULT_BLOCK, JobBuffer, Kernel, Launch, SplitFill, compa
                       compact_warp_steps, expansion_jobs, hand_back, recycle, spare_buffer, topo_jobs)
 from .layout import layout_for
 from .machine import OperatorMachine, Server
-from .memory import (L2_MODELS, MRC_CAPACITIES_BYTES, LaunchScratch, jobs_per_warp, l2_geometry, pass_through_l2,
-                     simulate_launch_loads)
+from .memory import (L2_MODELS, MRC_CAPACITIES_BYTES, LaunchScratch, hot_requests, interleaved_jobs, jobs_per_warp,
+                     l2_geometry, pass_through_l2, simulate_launch_loads)
 from .store_flush import store_flush_ns, storing_blocks, stores_per_warp
 
 MEMORY_MACHINE = OperatorMachine(
@@ -313,16 +313,75 @@ class _Timing:
         return out
 
 
-class SharedCompactions:
-    """The rows of compaction launches, for every data-driven kernel that predicts the same BFS with the same
-    settings: a compaction's jobs follow from the level array alone, and its code is the same listing
-    for every kernel, so where the L2 holds every array (filled, `SetAssocState.fill`: every access hits,
-    whatever came before) its row is the same but for the kernel's name. Other compactions are simulated
-    as usual."""
+SHARED_COMPACTION_BYTES = 2**29
+"""The compaction launches (`CompactionLaunch`) `SharedCompactions` keeps for the kernels after the first, at most
+(a deep graph's: grid2d:side=500's 866 from one source hold 406 MiB)."""
 
-    def __init__(self):
+
+class CompactionLaunch:
+    """One compaction launch's jobs, their interleaved order and hottest-sector requests on a number of warp
+    slots, its warps' steps and stores, its instruction counts and storing blocks, each made when first asked
+    for: the same for every data-driven kernel (they follow from the next frontier alone, and the architecture
+    has one compaction listing)."""
+
+    def __init__(self, n: int, next_front: np.ndarray, launch: Launch, layout, trace=None):
+        """`trace`: its jobs, where the caller has them already (a prior run's, kept)."""
+        self.n, self.next_front, self.launch, self.layout = n, next_front, launch, layout
+        self._trace, self._steps = trace, None
+        self._packed: dict = {}
+        self._hot: dict = {}
+        self._instructions: dict = {}
+
+    def trace(self):
+        if self._trace is None:
+            self._trace = compact_jobs(self.n, self.next_front, self.launch.warps, self.layout)
+        return self._trace
+
+    def packed(self, slots: int) -> np.ndarray:
+        """The jobs in interleaved order on `slots` warp slots (`memory.interleaved_jobs`), in memory of their own."""
+        if slots not in self._packed:
+            trace = self.trace()
+            self._packed[slots] = interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots)
+        return self._packed[slots]
+
+    def hot(self, slots: int, counter) -> np.ndarray:
+        """Each slot's requests to its hottest sector (`memory.hot_requests`, `counter` as there)."""
+        if slots not in self._hot:
+            self._hot[slots] = hot_requests(self.trace(), self.packed(slots), slots, counter)
+        return self._hot[slots]
+
+    def steps(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._steps is None:
+            self._steps = compact_warp_steps(self.n, self.next_front, self.launch.warps)
+        return self._steps
+
+    def instructions(self, code):
+        """Its warp instructions under `code` (a `LaunchCode`: its architecture's compaction listing)."""
+        if code.arch not in self._instructions:
+            self._instructions[code.arch] = code.compaction(*self.steps(), self.launch.block)
+        return self._instructions[code.arch]
+
+    def stored(self) -> int:
+        return storing_blocks(self.steps()[1], self.launch.block)
+
+    @property
+    def nbytes(self) -> int:
+        held = sum(kept.nbytes for kept in (*self._packed.values(), *self._hot.values()))
+        return held + (self._trace.nbytes if self._trace is not None else 0)
+
+
+class SharedCompactions:
+    """What every data-driven kernel that predicts the same BFS with the same settings shares of its compaction
+    launches: their jobs, interleaved orders, hottest sectors and instruction counts (`CompactionLaunch`, kept up to
+    SHARED_COMPACTION_BYTES), and where the L2 holds every array (filled, `SetAssocState.fill`: every access
+    hits, whatever came before) and has one partition, their rows, the same but for the kernel's name. Other
+    rows are simulated as usual: a partition's copies follow each kernel's own expansions."""
+
+    def __init__(self, budget: int = SHARED_COMPACTION_BYTES):
         self.settings = None
         self.rows: dict = {}
+        self.launches: dict = {}
+        self.left = budget
 
     def bind(self, settings: tuple) -> None:
         """Use with these prediction settings only (graph, source, profiles, models, load)."""
@@ -330,6 +389,12 @@ class SharedCompactions:
             self.settings = settings
         elif settings != self.settings:
             raise ValueError("shared compaction rows are for one BFS predicted with one set of settings")
+
+    def keep(self, key, launch: CompactionLaunch) -> None:
+        """Keep `launch` for the kernels after this one, if it is not kept yet and fits in what is left."""
+        if key not in self.launches and launch.nbytes <= self.left:
+            self.launches[key] = launch
+            self.left -= launch.nbytes
 
 
 class _KeptTraces:
@@ -484,8 +549,10 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         l2_state.fill()
         if one_partition:
             passes = 1
-    if not (filled and one_partition and measured is None and kernel.data_driven):
+    if measured is not None or not kernel.data_driven:
         shared = None
+    share_rows = shared is not None and filled and one_partition
+    share_launches = shared is not None and not share_rows  # rows shared need no launches
     compaction_code = None if code is None else code.arch  # the one compaction listing of the architecture, or none
     if shared is not None:
         shared.bind((graph.name, graph.n, graph.m, int(source), tuple(map(id, profiles)), l2_model, time_model,
@@ -508,7 +575,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
     scratch = LaunchScratch(layout, profile, reused)
     split = SplitFill(graph.n, buffer=spare_buffer()) if cpus() >= 2 else None  # a large block's jobs on two CPUs
 
-    def produce(run: int, level: int, phase: str):
+    def produce(run: int, level: int, phase: str, compaction: CompactionLaunch | None):
         """A launch, its jobs (None for a closed-form compaction; an expansion's in the predicted run are a view
         of `reused`, valid until the next launch is produced; a prior run's have a buffer of their own, as they
         may be kept) and instruction counts (None in a prior run)."""
@@ -534,11 +601,9 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
                                               {**(lanes or {}), **phase_trips(expansion, degrees[front], launch.warps)})
         else:
             if code is not None and not rehearsal:
-                instructions = code.compaction(*compact_warp_steps(graph.n, next_front(level), launch.warps),
-                                               launch.block)
+                instructions = compaction.instructions(code)
             if rehearsal or not closed_form:
-                trace = kept.get(level, phase, rehearsal,
-                                 lambda: compact_jobs(graph.n, next_front(level), launch.warps, layout))
+                trace = kept.get(level, phase, rehearsal, compaction.trace)
         return launch, trace, instructions
 
     phases = ("expand", "compact") if kernel.data_driven else ("topo",)
@@ -550,7 +615,7 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         bar = tqdm(total=frontiers.depth, desc=f"opm {kernel.label}", unit="level", leave=False)
     for run, level, phase in plan:
         trace = None  # the last launch's view of the buffer goes before the buffer is refilled (or regrown)
-        if shared is not None and phase == "compact" and (compaction_code, level) in shared.rows:
+        if share_rows and phase == "compact" and (compaction_code, level) in shared.rows:
             rows, servers = shared.rows[compaction_code, level]
             for timing, row in zip(timings, rows):
                 timing.rows.append(dict(row, kernel=kernel.label))
@@ -558,14 +623,23 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             if bar is not None:
                 bar.update()
             continue
-        launch, trace, instructions = produce(run, level, phase)
+        compaction = None
+        if phase == "compact":  # another kernel's, or one of its own
+            compaction = shared.launches.get((compaction_code, level)) if share_launches else None
+            if compaction is None:
+                made = kept.traces.get((level, phase))  # the prior run's, kept
+                compaction = CompactionLaunch(graph.n, next_front(level), compact, layout, made)
+        orders = compaction if share_launches else None  # interleaved jobs kept with the launch, to share
+        launch, trace, instructions = produce(run, level, phase, compaction)
         rehearsal = run + 1 < passes  # a run before the predicted one: it only leaves the L2 as it finds it
         if run and level == 0 and phase != "compact":  # the reset level array is read back: it starts in the L2
             level_sectors = layout.array_sectors("level", graph.n)
             l2_state.hits(np.tile(level_sectors, 2))
             l2_state.written(level_sectors)
         if rehearsal:
-            pass_through_l2(trace, l2_state, scratch, profile)
+            pass_through_l2(trace, l2_state, scratch, profile, orders)
+            if orders is not None:
+                shared.keep((compaction_code, level), compaction)
             if trace is not None and not kept.holds(level, phase):  # its memory serves the next launch's jobs
                 held, trace = [trace], None
                 recycle(held)
@@ -573,11 +647,12 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
         loads = []
         if trace is None:
             counts, per_warp = compact_counts(graph.n, next_front(level), launch.warps, profile.dram_block_bytes)
-            stored = storing_blocks(compact_warp_steps(graph.n, next_front(level), launch.warps)[1], launch.block)
+            stored = compaction.stored()
         else:
-            stored = storing_blocks(stores_per_warp(trace), launch.block)
+            stored = compaction.stored() if compaction is not None else storing_blocks(stores_per_warp(trace),
+                                                                                      launch.block)
             counts, misses_at, loads = simulate_launch_loads(trace, layout, profile, l2_model, l2_state, models,
-                                                             scratch)
+                                                             scratch, orders)
             per_warp = loads[0][0] if loads else jobs_per_warp(trace)  # the pass's jobs per slot serve as well
             if misses_at is not None and phase != "compact":  # the miss-ratio curve is the expansions'
                 mrc_misses += misses_at
@@ -590,7 +665,9 @@ def _predict(graph, source: int, kernel: Kernel, profiles: list, l2_model: str =
             timing.add(level, kernel.label, phase, launch, front_size, front_edges, counts, per_warp, trace,
                        launch_loads, instructions, stored)
         server_rows.extend(_server_rows(level, phase, counts))
-        if shared is not None and phase == "compact":
+        if orders is not None:
+            shared.keep((compaction_code, level), compaction)
+        if share_rows and phase == "compact":
             shared.rows[compaction_code, level] = [timing.rows[-1] for timing in timings], server_rows[-len(SERVERS):]
         if bar is not None and phase == phases[-1]:
             bar.update()

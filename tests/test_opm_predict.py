@@ -617,6 +617,30 @@ def test_compaction_rows_shared_between_kernels_are_the_ones_each_kernel_compute
         predict_bfs(graph, 0, parse_kernel("ws"), ONE_PARTITION, shared=shared, **options)
 
 
+@pytest.mark.parametrize("setting", ["two partitions", "evicting", "cold", "eq4", "no room"])
+def test_compaction_launches_shared_between_kernels_give_each_kernel_its_own_table(setting):
+    # where rows cannot be shared, a compaction's jobs, interleaved order and instruction counts still are: the
+    # kernels after the first make none of their own (but the empty compaction of their fixed_ns), and each
+    # table is what the kernel gets alone; with no room left nothing is kept, and the tables are the same
+    graph = load_graph("rmat:scale=11,ef=8")
+    source = int(bfs(graph, 5).levels.argmax())
+    profile = dataclasses.replace(ONE_PARTITION, l2_bytes=64 * 1024) if setting == "evicting" else H200
+    options = dict(l2_model="setassoc", warm_l2=setting != "cold", time_model="eq4" if setting == "eq4" else "critical")
+    shared = opm_predict.SharedCompactions(0 if setting == "no room" else opm_predict.SHARED_COMPACTION_BYTES)
+    first = predict_bfs(graph, source, parse_kernel("ws"), profile, shared=shared, **options)
+    compactions = int((first.per_level["phase"] == "compact").sum())
+    assert shared.rows == {}
+    assert len(shared.launches) == (0 if setting == "no room" else compactions) and compactions > 1
+    for kernel in ("sm-8", "scan"):
+        with mock.patch.object(opm_predict, "compact_jobs", wraps=opm_predict.compact_jobs) as simulated:
+            together = predict_bfs(graph, source, parse_kernel(kernel), profile, shared=shared, **options)
+        baseline = 1 if options["time_model"] == "critical" else 0  # the empty compaction fixed_ns is measured on
+        assert simulated.call_count == baseline + (compactions if setting == "no room" else 0)
+        alone = predict_bfs(graph, source, parse_kernel(kernel), profile, **options)
+        pd.testing.assert_frame_equal(together.per_level, alone.per_level, check_exact=True)
+        pd.testing.assert_frame_equal(together.per_server, alone.per_server, check_exact=True)
+
+
 def test_compaction_rows_are_not_shared_where_the_l2_is_not_filled():
     # a cold L2, or one too small for the arrays, leaves each compaction's hits to what came before it, and
     # so does an L2 of two partitions (which one holds a line is what came before)
