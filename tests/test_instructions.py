@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gpu_validate.divergence_probe import case_graph
@@ -143,6 +143,9 @@ def test_group_lanes_equal_their_lanes_written_out(degrees, group_size, warps):
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(-1, 3), st.integers(0, 40)), max_size=150), st.integers(0, 3),
        st.integers(1, 9))
+# whole chunks without a node of the level (which add no event), then one with, then a short last chunk
+@example([(1, 3)] * 32 + [(2, 0)] * 31 + [(0, 5)] + [(0, 2), (3, 1)] * 3, 0, 2)
+@example([(1, 3)] * 64, 0, 1)
 def test_topo_lanes_equal_their_lanes_written_out(nodes, level, warps):
     # lane l of chunk c takes node 32c + l: another level's node is SKIPPED, one without edges EMPTY
     levels = np.array([lv for lv, _ in nodes], dtype=np.int32)

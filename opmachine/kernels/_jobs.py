@@ -46,6 +46,19 @@ class JobTrace:
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def push_run(server, warp, first, count, base_sector, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors):
+    """`push_job` of `count` (1 to 32) lanes that touch the consecutive elements first .. first + count - 1:
+    their sectors in order, without going through the lanes."""
+    for key in range(first // ELEMENTS_PER_SECTOR, (first + count - 1) // ELEMENTS_PER_SECTOR + 1):
+        sectors[n_sectors] = base_sector + key
+        n_sectors += 1
+    job_server[n_jobs] = server
+    job_warp[n_jobs] = warp
+    job_ptr[n_jobs + 1] = n_sectors
+    return n_jobs + 1, n_sectors
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def push_job(server, warp, elements, first, count, base_sector, keys, job_server, job_warp, job_ptr, sectors, n_jobs,
              n_sectors):
     """Append one job whose `count` (<= 32) active lanes touch `elements[first:first+count]` of an

@@ -20,7 +20,7 @@ from simdmodel.topology import THREAD_PER_NODE, topology_units
 
 from ..alongside import ahead
 from ._jobs import (ANI, ERL, NF1, STEPS_AHEAD, JobBuffer, JobTrace, fits, generate, inner_iteration, lane_buffers,
-                    prefetch_step, push_job)
+                    prefetch_step, push_job, push_run)
 from .expand import INPUT_SECTORS_PER_WARP, unit_steps
 from .split import UNMARKED, SplitFill
 
@@ -49,13 +49,9 @@ def _fill(indptr, indices, levels, stamp, level, mark, before, warps, front, uni
         warp = chunk % warps
         first = chunk * 32
         last = min(first + 32, n)
-        elements[0] = 0
-        n_jobs, n_sectors = push_job(ANI, warp, elements, 0, 1, b_ani, keys, job_server, job_warp, job_ptr, sectors,
+        n_jobs, n_sectors = push_run(ANI, warp, 0, 1, b_ani, job_server, job_warp, job_ptr, sectors, n_jobs, n_sectors)
+        n_jobs, n_sectors = push_run(NF1, warp, first, last - first, b_level, job_server, job_warp, job_ptr, sectors,
                                      n_jobs, n_sectors)
-        for i in range(last - first):
-            elements[i] = first + i
-        n_jobs, n_sectors = push_job(NF1, warp, elements, 0, last - first, b_level, keys, job_server, job_warp, job_ptr,
-                                     sectors, n_jobs, n_sectors)
         if active:
             lo = unit_ptr[unit]
             count = unit_ptr[unit + 1] - lo
