@@ -314,15 +314,16 @@ class _Timing:
 
 
 SHARED_COMPACTION_BYTES = 2**29
-"""The compaction launches (`CompactionLaunch`) `SharedCompactions` keeps for the kernels after the first, at most
-(a deep graph's: grid2d:side=500's 866 from one source hold 406 MiB)."""
+"""The bytes of compaction launches (`CompactionLaunch`) `SharedCompactions` keeps for the kernels after the first:
+no launch is kept past them, and those kept gain their hottest-sector requests later (grid2d:side=500 from one
+source: 856 of its 866 kept, 567 MiB in all)."""
 
 
 class CompactionLaunch:
     """One compaction launch's jobs, their interleaved order and hottest-sector requests on a number of warp
-    slots, its warps' steps and stores, its instruction counts and storing blocks, each made when first asked
-    for: the same for every data-driven kernel (they follow from the next frontier alone, and the architecture
-    has one compaction listing)."""
+    slots, its warps' steps and stores (each made when first asked for) and from them its instruction counts
+    and storing blocks: the same for every data-driven kernel (they follow from the next frontier alone, and
+    the architecture has one compaction listing)."""
 
     def __init__(self, n: int, next_front: np.ndarray, launch: Launch, layout, trace=None):
         """`trace`: its jobs, where the caller has them already (a prior run's, kept)."""
@@ -330,7 +331,6 @@ class CompactionLaunch:
         self._trace, self._steps = trace, None
         self._packed: dict = {}
         self._hot: dict = {}
-        self._instructions: dict = {}
 
     def trace(self):
         if self._trace is None:
@@ -356,23 +356,24 @@ class CompactionLaunch:
         return self._steps
 
     def instructions(self, code):
-        """Its warp instructions under `code` (a `LaunchCode`: its architecture's compaction listing)."""
-        if code.arch not in self._instructions:
-            self._instructions[code.arch] = code.compaction(*self.steps(), self.launch.block)
-        return self._instructions[code.arch]
+        """Its warp instructions under `code` (a `LaunchCode`: its architecture's compaction listing), made anew for
+        each caller: they take more memory than the jobs (a float per code event and launched warp, and each
+        figure the time model asks of them), and less time to make than to keep."""
+        return code.compaction(*self.steps(), self.launch.block)
 
     def stored(self) -> int:
         return storing_blocks(self.steps()[1], self.launch.block)
 
     @property
     def nbytes(self) -> int:
-        held = sum(kept.nbytes for kept in (*self._packed.values(), *self._hot.values()))
-        return held + (self._trace.nbytes if self._trace is not None else 0)
+        """Bytes it holds: its jobs, interleaved orders, hottest-sector requests and warp steps, as made so far."""
+        held = [*self._packed.values(), *self._hot.values(), *(self._steps or ())]
+        return sum(array.nbytes for array in held) + (self._trace.nbytes if self._trace is not None else 0)
 
 
 class SharedCompactions:
     """What every data-driven kernel that predicts the same BFS with the same settings shares of its compaction
-    launches: their jobs, interleaved orders, hottest sectors and instruction counts (`CompactionLaunch`, kept up to
+    launches: their jobs, interleaved orders, hottest sectors and warp steps (`CompactionLaunch`, kept up to
     SHARED_COMPACTION_BYTES), and where the L2 holds every array (filled, `SetAssocState.fill`: every access
     hits, whatever came before) and has one partition, their rows, the same but for the kernel's name. Other
     rows are simulated as usual: a partition's copies follow each kernel's own expansions."""
@@ -381,6 +382,7 @@ class SharedCompactions:
         self.settings = None
         self.rows: dict = {}
         self.launches: dict = {}
+        self.sizes: dict = {}  # each kept launch's bytes when last counted
         self.left = budget
 
     def bind(self, settings: tuple) -> None:
@@ -391,10 +393,19 @@ class SharedCompactions:
             raise ValueError("shared compaction rows are for one BFS predicted with one set of settings")
 
     def keep(self, key, launch: CompactionLaunch) -> None:
-        """Keep `launch` for the kernels after this one, if it is not kept yet and fits in what is left."""
-        if key not in self.launches and launch.nbytes <= self.left:
+        """Keep `launch` for the kernels after this one if it fits in what is left (its warp steps made first: every
+        kernel's prediction asks for them); a launch kept already is counted again as it has grown since (an
+        interleaved order on another number of slots), which may take the budget below zero: then nothing
+        more is kept."""
+        launch.steps()
+        if key in self.launches:
+            self.left -= launch.nbytes - self.sizes[key]
+        elif launch.nbytes <= self.left:
             self.launches[key] = launch
             self.left -= launch.nbytes
+        else:
+            return
+        self.sizes[key] = launch.nbytes
 
 
 class _KeptTraces:

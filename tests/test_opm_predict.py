@@ -631,6 +631,8 @@ def test_compaction_launches_shared_between_kernels_give_each_kernel_its_own_tab
     compactions = int((first.per_level["phase"] == "compact").sum())
     assert shared.rows == {}
     assert len(shared.launches) == (0 if setting == "no room" else compactions) and compactions > 1
+    budget = 0 if setting == "no room" else opm_predict.SHARED_COMPACTION_BYTES  # every byte kept is counted
+    assert shared.left == budget - sum(launch.nbytes for launch in shared.launches.values())
     for kernel in ("sm-8", "scan"):
         with mock.patch.object(opm_predict, "compact_jobs", wraps=opm_predict.compact_jobs) as simulated:
             together = predict_bfs(graph, source, parse_kernel(kernel), profile, shared=shared, **options)
