@@ -397,14 +397,16 @@ class SharedCompactions:
         kernel's prediction asks for them); a launch kept already is counted again as it has grown since (an
         interleaved order on another number of slots), which may take the budget below zero: then nothing
         more is kept."""
-        launch.steps()
         if key in self.launches:
             self.left -= launch.nbytes - self.sizes[key]
-        elif launch.nbytes <= self.left:
+        else:
+            if launch.nbytes > self.left:  # no warp steps made for a launch that cannot be kept
+                return
+            launch.steps()
+            if launch.nbytes > self.left:
+                return
             self.launches[key] = launch
             self.left -= launch.nbytes
-        else:
-            return
         self.sizes[key] = launch.nbytes
 
 

@@ -619,7 +619,7 @@ def test_compaction_rows_shared_between_kernels_are_the_ones_each_kernel_compute
 
 @pytest.mark.parametrize("setting", ["two partitions", "evicting", "cold", "eq4", "no room"])
 def test_compaction_launches_shared_between_kernels_give_each_kernel_its_own_table(setting):
-    # where rows cannot be shared, a compaction's jobs, interleaved order and instruction counts still are: the
+    # where rows cannot be shared, a compaction's jobs, interleaved order and warp steps still are: the
     # kernels after the first make none of their own (but the empty compaction of their fixed_ns), and each
     # table is what the kernel gets alone; with no room left nothing is kept, and the tables are the same
     graph = load_graph("rmat:scale=11,ef=8")
