@@ -181,3 +181,31 @@ def test_a_prior_run_leaves_the_l2_as_the_full_pass_does(launches, sets, ways, s
         assert np.array_equal(full.holders, prior.holders)
     probe = np.arange(400, dtype=np.int64)
     assert [a.tolist() for a in full.hits(probe)] == [b.tolist() for b in prior.hits(probe)]
+
+
+def _hot_reference(trace, slots):
+    """Requests per slot to the first sector of the interleaved stream to be read as often as the most read
+    one, counted in plain Python."""
+    order = memory.interleaved_order(trace.warp, trace.warps)
+    seen, hottest, most = {}, -1, 0
+    for j in order:
+        for sector in trace.sectors[trace.ptr[j]:trace.ptr[j + 1]].tolist():
+            seen[sector] = seen.get(sector, 0) + 1
+            if seen[sector] > most:
+                most, hottest = seen[sector], sector
+    hot = np.zeros(slots)
+    for j in range(trace.server.size):
+        hot[trace.warp[j] % slots] += int(np.count_nonzero(trace.sectors[trace.ptr[j]:trace.ptr[j + 1]] == hottest))
+    return hot
+
+
+@settings(max_examples=300, deadline=None)
+@given(jobs, st.integers(1, 12))
+@example([(1, 0, [5]), (1, 0, [7]), (1, 0, [7]), (1, 1, [5])], 2)  # a tie that generation order breaks otherwise
+@example([(1, 3, [9, 10]), (4, 3, [9]), (1, 0, [10, 11]), (1, 0, [9])], 4)  # one sector read the most
+def test_hot_requests_equal_a_count_over_the_interleaved_stream(launch, slots):
+    trace = _trace(launch, 12)
+    counter = np.zeros(400, dtype=np.int32)
+    packed = memory.interleaved_jobs(trace.warp, trace.server, trace.ptr, trace.warps, slots)
+    assert np.array_equal(memory.hot_requests(trace, packed, slots, counter), _hot_reference(trace, slots))
+    assert not counter.any()  # handed back zeroed
