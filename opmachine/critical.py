@@ -227,18 +227,37 @@ def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructi
 
 
 @numba.njit(cache=True, nogil=True)
-def _reverse_cumsum_at(values, by, first, extra=None):
-    """cumsum(values[by][::-1])[::-1][first] (of values[by] + extra[by] when given): sums from each
-    `first` index of the order `by` to its end, added from the end."""
-    out = np.empty(first.size)
-    total = 0.0
+def _suffix_sums(by, first, jobs, sectors, hot, count, shared, atomics, slice_sectors, mask_ns, alu, latency, path):
+    """Per phase (from each `first` index of the order `by` to its end), the sums over its slots of: jobs,
+    sectors of each outcome (3 rows), hot, count, shared, atomics, slice_sectors (zeros when empty), mask_ns,
+    alu and latency + path: one pass from the end, each row added in the order cumsum(values[by][::-1]) adds."""
+    out = np.empty((_SUMS, first.size))
+    t0 = t1 = t2 = t3 = t4 = t5 = t6 = t7 = t8 = t9 = t10 = t11 = 0.0
+    sliced = slice_sectors.size > 0
     k = first.size - 1
     for i in range(by.size - 1, -1, -1):
-        total += values[by[i]] if extra is None else values[by[i]] + extra[by[i]]
+        b = by[i]
+        t0 += jobs[b]
+        t1 += sectors[0, b]
+        t2 += sectors[1, b]
+        t3 += sectors[2, b]
+        t4 += hot[b]
+        t5 += count[b]
+        t6 += shared[b]
+        t7 += atomics[b]
+        if sliced:
+            t8 += slice_sectors[b]
+        t9 += mask_ns[b]
+        t10 += alu[b]
+        t11 += latency[b] + path[b]
         while k >= 0 and first[k] == i:
-            out[k] = total
+            out[0, k], out[1, k], out[2, k], out[3, k], out[4, k], out[5, k] = t0, t1, t2, t3, t4, t5
+            out[6, k], out[7, k], out[8, k], out[9, k], out[10, k], out[11, k] = t6, t7, t8, t9, t10, t11
             k -= 1
     return out
+
+
+_SUMS = 12  # rows of `_suffix_sums`
 
 
 @numba.njit(cache=True, nogil=True)
@@ -284,31 +303,33 @@ def _launch_phases(jobs, sectors, latency, hot, count, path, shared, atomics, ma
             first[phases] = i
             phases += 1
     first = first[:phases]
-    active_jobs = _reverse_cumsum_at(jobs, by, first)
+    sums = _suffix_sums(by, first, jobs, sectors, hot, count, shared, atomics, slice_sectors, mask_ns, alu, latency,
+                        path)
+    active_jobs = sums[0]
     servers = visits.shape[0]
     rows = servers + 6
     demand = np.empty((rows, phases))
     means = np.empty((3, phases))
     for o in range(3):
-        means[o] = _reverse_cumsum_at(sectors[o], by, first) / active_jobs
+        means[o] = sums[1 + o] / active_jobs
     for i in range(servers):
         for k in range(phases):
             total = 0.0
             for o in range(3):
                 total += visits[i, o] * means[o, k]
             demand[i, k] = total * peak_ns[i]
-    demand[servers] = _reverse_cumsum_at(hot, by, first) / active_jobs * same_ns
-    demand[servers + 1] = _reverse_cumsum_at(count, by, first) / active_jobs * issue_ns
-    demand[servers + 2] = _reverse_cumsum_at(shared, by, first) / active_jobs * shared_ns
-    demand[servers + 3] = _reverse_cumsum_at(atomics, by, first) / active_jobs * atomic_ns
+    demand[servers] = sums[4] / active_jobs * same_ns
+    demand[servers + 1] = sums[5] / active_jobs * issue_ns
+    demand[servers + 2] = sums[6] / active_jobs * shared_ns
+    demand[servers + 3] = sums[7] / active_jobs * atomic_ns
     if slice_sectors.size and demand[servers + 3].max() > 0:
-        share = _reverse_cumsum_at(slice_sectors, by, first) / active_jobs * peak_ns[0]
+        share = sums[8] / active_jobs * peak_ns[0]
         for k in range(phases):  # the word's slice serves its share of the L2's sectors, then the atomics
             if demand[servers + 3, k] > 0:
                 demand[servers + 3, k] += share[k]
-    demand[servers + 4] = _reverse_cumsum_at(mask_ns, by, first) / active_jobs
-    demand[servers + 5] = _reverse_cumsum_at(alu, by, first) / active_jobs * alu_ns
-    wait = _reverse_cumsum_at(latency, by, first, path) / active_jobs
+    demand[servers + 4] = sums[9] / active_jobs
+    demand[servers + 5] = sums[10] / active_jobs * alu_ns
+    wait = sums[11] / active_jobs
     phase_ns = np.empty(phases)
     bound = np.empty(phases, dtype=np.int64)
     previous = 0.0
