@@ -16,6 +16,7 @@ import naive_opm
 from opmachine.kernels import (Kernel, compact_chunks_per_warp, compact_counts, expansion_jobs, parse_kernel,
                                topo_jobs)
 from opmachine.kernels._jobs import push_job
+from opmachine.kernels.compact import _passing_chunks
 from opmachine.kernels._sort32 import sort32
 from opmachine.layout import ELEMENTS_PER_SECTOR, layout_for
 from opmachine.memory import LaunchScratch, interleaved_jobs, interleaved_order
@@ -282,6 +283,17 @@ def test_compaction_counts_by_hand():
     # warp 1 runs chunks 2, 3 (4 jobs) + the OP of chunk 3 (node 99)
     assert per_warp.tolist() == [6, 5]
     assert counts[2:5].sum() == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 5000), max_size=300), st.booleans(), st.sampled_from([np.int32, np.int64]))
+def test_passing_chunks_equal_the_unique_chunks_of_any_front(nodes, ascending, dtype):
+    # a sorted frontier's chunks are read off its runs; any other order (or none) takes np.unique
+    front = np.array(sorted(nodes) if ascending else nodes, dtype=dtype)
+    chunks, passing = np.unique(front.astype(np.int64) // 32, return_counts=True)
+    expected = chunks, passing, np.concatenate(([0], np.cumsum(passing)[:-1])).astype(np.int64)
+    for got, want in zip(_passing_chunks(front), expected):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
 
 
 @pytest.mark.parametrize("n, warps, expected", [(0, 8, 1), (1, 8, 1), (32 * 8, 8, 1), (32 * 8 + 1, 8, 2),
