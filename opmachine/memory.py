@@ -306,9 +306,8 @@ def _hot_requests(packed, server, warp, ptr, sectors, slots, counter, hot):
     The requests are counted in generation order, front to back; only where several sectors reach the most
     (a tie: 14-24% of the sectors of the report's deep graphs, under 2% of its shallow ones) is the interleaved
     stream, gathered from all over the trace, read until one of them has (`_first_to_reach`)."""
-    end = ptr[server.size]
     hottest, most, reaching = -1, 0, 0
-    for p in range(end):
+    for p in range(ptr[0], ptr[server.size]):  # every job's sectors, in generation order
         requests = counter[sectors[p]] + 1
         counter[sectors[p]] = requests
         if requests > most:
