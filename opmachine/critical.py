@@ -226,6 +226,9 @@ def launch_time(jobs, sectors, latency, hot, model: CriticalPathModel, instructi
     return float(phase_ns.sum()), str(names[int(share.argmax())])
 
 
+_SUMS = 12  # rows of `_suffix_sums`
+
+
 @numba.njit(cache=True, nogil=True)
 def _suffix_sums(by, first, jobs, sectors, hot, count, shared, atomics, slice_sectors, mask_ns, alu, latency, path):
     """Per phase (from each `first` index of the order `by` to its end), the sums over its slots of: jobs,
@@ -255,9 +258,6 @@ def _suffix_sums(by, first, jobs, sectors, hot, count, shared, atomics, slice_se
             out[6, k], out[7, k], out[8, k], out[9, k], out[10, k], out[11, k] = t6, t7, t8, t9, t10, t11
             k -= 1
     return out
-
-
-_SUMS = 12  # rows of `_suffix_sums`
 
 
 @numba.njit(cache=True, nogil=True)

@@ -314,7 +314,7 @@ def _hot_requests(packed, server, warp, ptr, sectors, slots, counter, hot):
             most, hottest, reaching = requests, sectors[p], 1
         elif requests == most:
             reaching += 1
-    if reaching > 1:  # the first to reach the most: a tied sector's count goes -(most - 1) .. 0 as it is read
+    if reaching > 1:  # a tie: the interleaved order decides
         hottest = _first_to_reach(packed, sectors, counter, most)
     for j in range(server.size):  # generation order: the counts are whole numbers, their order is immaterial
         for p in range(ptr[j], ptr[j + 1]):
